@@ -1,0 +1,33 @@
+# Two commands set everything up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is pinned here (a CPU wheel on disk); the package itself accepts torch>=2.11,<2.15.
+TORCH_PIN := torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install bench clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q "$(TORCH_PIN)"
+	$(BIN)/pip install -q -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job: validate the registries, show the derived lite config, then lint our own tree.
+run: $(STAMP)
+	$(BIN)/lite_guard --version
+	$(BIN)/lite_guard check
+	$(BIN)/lite_guard registry lite-config
+
+test: $(STAMP)
+	TORCHINDUCTOR_COMPILE_THREADS=1 $(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

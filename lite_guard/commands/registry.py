@@ -1,0 +1,85 @@
+"""``lite_guard registry``: list, show and derive from the pass registry."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from lite_guard.commands._common import add_registry_args, load_registry
+from lite_guard.registry import LITE_FLAGS, STAGES, PassEntry
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("registry", help="list, show and derive from the pass registry")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
+                                    parser_class=type(parser))
+
+    listing = actions.add_parser("list", help="every registered pass, filtered")
+    listing.add_argument("--stage", choices=STAGES)
+    listing.add_argument("--lite", choices=LITE_FLAGS, help="only passes with this lite flag")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    add_registry_args(listing)
+    listing.set_defaults(run=run_list)
+
+    show = actions.add_parser("show", help="one pass or config entry")
+    show.add_argument("name")
+    add_registry_args(show)
+    show.set_defaults(run=run_show)
+
+    lite_config = actions.add_parser("lite-config", help="the derived lite config patch as JSON")
+    lite_config.add_argument("--module", choices=("inductor", "functorch"), default="inductor")
+    add_registry_args(lite_config)
+    lite_config.set_defaults(run=run_lite_config)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    registry = load_registry(args)
+    entries = registry.filter(stage=args.stage, lite=args.lite)
+    if args.json:
+        print(json.dumps([_public(asdict(e)) for e in entries], indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(entries)} passes", title_justify="left")
+    for column in ("name", "stage", "lite", "kind", "gated by", "why"):
+        table.add_column(column, overflow="fold")
+    for e in entries:
+        table.add_row(e.name, e.stage, _flag(e.lite), e.kind, ", ".join(e.gated_by), e.why)
+    Console(soft_wrap=False).print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    registry = load_registry(args)
+    entry = registry.get_pass(args.name)
+    if entry is None:
+        entry = registry.get_config(args.name) or registry.get_config(args.name, "functorch")
+    if entry is None:
+        hints = registry.suggest(args.name)
+        hint = f" did you mean: {', '.join(hints)}?" if hints else ""
+        print(f"lite_guard: no pass or config named '{args.name}' in the registry;{hint}"
+              f" (list them with 'lite_guard registry list')")
+        return 1
+    for key, value in _public(asdict(entry)).items():
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(value)
+        print(f"{key:>10}: {value}")
+    if isinstance(entry, PassEntry):
+        print(f"{'lite-safe':>10}: {'yes' if entry.lite_safe else 'no'}")
+    return 0
+
+
+def run_lite_config(args: argparse.Namespace) -> int:
+    registry = load_registry(args)
+    print(json.dumps(registry.derive_lite_config(module=args.module), indent=2, sort_keys=True))
+    return 0
+
+
+def _public(fields: dict) -> dict:
+    return {k: v for k, v in fields.items() if v not in ("", (), [])}
+
+
+def _flag(lite: str) -> str:
+    return {"never": "[red]never[/]", "always": "[green]always[/]", "region": "[cyan]region[/]"}[lite]

@@ -1,0 +1,171 @@
+"""The registry loader: good files load, every kind of bad input is one line with file:line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lite_guard.registry import Registry, RegistryError
+
+GOOD = """\
+[[pass]]
+name = "my_fusion"
+stage = "post_grad"
+lite = "never"
+gated_by = ["use_my_fusion"]
+why = "fuses ops, changes rounding"
+
+[[pass]]
+name = "my_safe_pass"
+stage = "lowering"
+lite = "always"
+torch = ">=2.11"
+why = "only renames buffers"
+
+[[config]]
+key = "use_my_fusion"
+lite_value = false
+why = "gates my_fusion"
+
+[[config]]
+key = "activation_memory_budget"
+module = "functorch"
+kind = "optimization"
+lite_value = 1.0
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "reg.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_good_registry_loads_and_answers_queries(tmp_path):
+    registry = Registry.from_files([write(tmp_path, GOOD)])
+    assert registry.get_pass("my_fusion").gated_by == ("use_my_fusion",)
+    assert [p.name for p in registry.filter(lite="always")] == ["my_safe_pass"]
+    assert [p.name for p in registry.filter(stage="post_grad")] == ["my_fusion"]
+    assert registry.derive_lite_config() == {"use_my_fusion": False}
+    assert registry.derive_lite_config(module="functorch") == {"activation_memory_budget": 1.0}
+    assert registry.suggest("my_fusoin")[0] == "my_fusion"
+
+
+def test_torch_version_range_filters_derived_config(tmp_path):
+    text = GOOD + '\n[[config]]\nkey = "new_flag"\nlite_value = false\ntorch = ">=2.14"\n'
+    registry = Registry.from_files([write(tmp_path, text)])
+    assert "new_flag" not in registry.derive_lite_config(torch_version="2.13.0+cpu")
+    assert registry.derive_lite_config(torch_version="2.14.0a0")["new_flag"] is False
+
+
+BAD_INPUTS = {
+    "malformed_toml": ('[[pass]]\nname = "x\n', 2, "malformed TOML"),
+    "unknown_stage": ('[[pass]]\nname = "x"\nstage = "postgrad"\nlite = "never"\n', 3,
+                      "unknown stage 'postgrad' (did you mean 'post_grad'?)"),
+    "unknown_flag": ('[[pass]]\nname = "x"\nstage = "post_grad"\nlite = "sometimes"\n', 4,
+                     "unknown lite 'sometimes'"),
+    "lite_safe_without_why": ('\n[[pass]]\nname = "x"\nstage = "lowering"\nlite = "always"\n', 2,
+                              "is lite-safe (lite = \"always\") but has no 'why'"),
+    "unknown_field": ('[[pass]]\nname = "x"\nstage = "lowering"\nlite = "never"\nwhy2 = "a"\n', 5,
+                      "unknown field 'why2'"),
+    "config_without_value": ('[[config]]\nkey = "k"\n', 1, "has no 'lite_value'"),
+    "bad_torch_range": ('[[pass]]\nname = "x"\nstage = "lowering"\nlite = "never"\ntorch = "2.x"\n',
+                        5, "invalid torch version range"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_registry_input_is_one_line_with_file_and_line(tmp_path, case):
+    text, line, message = BAD_INPUTS[case]
+    path = write(tmp_path, text)
+    with pytest.raises(RegistryError) as info:
+        Registry.from_files([path])
+    assert str(info.value).startswith(f"{path}:{line}: ")
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_duplicate_pass_across_files_names_both_places(tmp_path):
+    first = write(tmp_path, GOOD, "a.toml")
+    second = write(tmp_path, '[[pass]]\nname = "my_fusion"\nstage = "lowering"\nlite = "never"\n',
+                   "b.toml")
+    with pytest.raises(RegistryError, match=rf"^{second}:1: duplicate pass 'my_fusion' \(first"
+                                            rf" defined at {first}:1\)"):
+        Registry.from_files([first, second])
+
+
+def test_missing_registry_path_is_an_error(tmp_path):
+    with pytest.raises(RegistryError, match="registry file does not exist"):
+        Registry.from_files([tmp_path / "nope.toml"])
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lite_guard", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("case", ["malformed_toml", "unknown_stage", "lite_safe_without_why"])
+def test_cli_reports_bad_registry_in_one_line_exit_2(tmp_path, case):
+    text, line, _ = BAD_INPUTS[case]
+    path = write(tmp_path, text)
+    result = run_cli("check", "--registry", str(path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert f"{path}:{line}:" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_project_registry_from_pyproject_is_used(tmp_path):
+    write(tmp_path, GOOD, "team_passes.toml")
+    (tmp_path / "pyproject.toml").write_text('[tool.lite_guard]\nregistries = ["team_passes.toml"]\n')
+    result = run_cli("registry", "show", "my_fusion", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "post_grad" in result.stdout
+
+
+def test_project_registry_path_that_does_not_exist_exits_2(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.lite_guard]\nregistries = ["missing.toml"]\n')
+    result = run_cli("check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "missing.toml:0: registry file does not exist" in result.stderr
+
+
+def test_registry_show_unknown_name_exits_1_with_did_you_mean(tmp_path):
+    result = run_cli("registry", "show", "use_dc", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "did you mean: use_dce" in result.stdout
+
+
+def test_registry_list_filters_by_stage_and_flag(tmp_path):
+    write(tmp_path, GOOD, "team.toml")
+    result = run_cli("registry", "list", "--registry", "team.toml", "--lite", "always", "--json",
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert '"name": "my_safe_pass"' in result.stdout and "my_fusion" not in result.stdout
+
+
+def test_check_flags_gate_without_config_entry(tmp_path):
+    write(tmp_path, '[[pass]]\nname = "p"\nstage = "lowering"\nlite = "never"\n'
+                    'gated_by = ["no_such_flag"]\n', "team.toml")
+    result = run_cli("check", "--registry", "team.toml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "gated by 'no_such_flag'" in result.stdout
+
+
+def test_import_lite_guard_does_not_import_torch():
+    code = ("import sys, lite_guard, lite_guard.registry, lite_guard.cli;"
+            "r = lite_guard.registry.Registry.load(); r.derive_lite_config();"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_version_flag():
+    result = subprocess.run([sys.executable, "-m", "lite_guard", "--version"],
+                            capture_output=True, text=True, timeout=60)
+    from lite_guard import __version__
+
+    assert result.returncode == 0 and result.stdout.strip() == f"lite_guard {__version__}"
