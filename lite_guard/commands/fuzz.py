@@ -1,0 +1,73 @@
+"""``lite_guard fuzz``: random programs, compiled under aot_eager and lite mode, compared bit for bit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "fuzz", help="bitwise-equivalence fuzzing of lite mode against aot_eager")
+    parser.add_argument("--count", type=int, default=100, help="programs to run (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed; the same seed runs the same programs")
+    parser.add_argument("--time", type=float, default=None, metavar="SECONDS",
+                        help="stop after this many seconds even if --count is not reached")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--regions", action="store_true",
+                        help="also annotate random ops for Inductor (compared with a tolerance)")
+    parser.add_argument("--max-steps", type=int, default=8, help="ops per program (default 8)")
+    parser.add_argument("--target", default="lite",
+                        choices=("lite", "upstream-lite", "inductor"),
+                        help="what is compared with aot_eager (default: our lite compiler)")
+    parser.add_argument("--force", action="append", default=[], metavar="KEY=VALUE",
+                        help="patch an Inductor config on the target, e.g. to plant a bug")
+    parser.add_argument("--out", type=Path, default=Path("fuzz-repros"),
+                        help="folder for shrunk reproducers (default ./fuzz-repros)")
+    parser.add_argument("--no-shrink", action="store_true", help="write failing programs as found")
+    parser.add_argument("--sweep", action="store_true",
+                        help="registry mode: turn on each lite-off config one at a time"
+                             " (on upstream-lite) and report which break bitwise equality")
+    parser.add_argument("--sweep-out", type=Path, default=Path("docs/registry-evidence.md"),
+                        help="where --sweep writes its table")
+    parser.set_defaults(run=run)
+
+
+def parse_force(items: list[str]) -> dict:
+    forced = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"lite_guard fuzz: --force expects KEY=VALUE, got '{item}'")
+        try:
+            forced[key] = json.loads(raw.lower() if raw in ("True", "False") else raw)
+        except json.JSONDecodeError:
+            forced[key] = raw
+    return forced
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.count < 1 or (args.time is not None and args.time <= 0):
+        print("lite_guard fuzz: --count and --time must be positive")
+        return 2
+    forced = parse_force(args.force)
+    from lite_guard.fuzz.session import FuzzSession, run_sweep
+
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            print("lite_guard fuzz: --device cuda asked for, but torch sees no CUDA device")
+            return 2
+    if args.sweep:
+        return run_sweep(args)
+    session = FuzzSession(target=args.target, force=forced, device=args.device,
+                          regions=args.regions, max_steps=args.max_steps, out=args.out,
+                          shrink=not args.no_shrink)
+    started = time.monotonic()
+    deadline = None if args.time is None else started + args.time
+    summary = session.run(count=args.count, seed=args.seed, deadline=deadline)
+    print(summary.line())
+    return 1 if summary.failed else 0

@@ -1,0 +1,170 @@
+"""A fuzzing session: draw programs from a seed, check each, shrink failures, summarise."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lite_guard.fuzz.programs import Program, program_strategy
+
+
+def draw_programs(count: int, seed: int, regions: bool = False, max_steps: int = 8) -> list[Program]:
+    """The same (count, seed, regions, max_steps) always yields the same programs."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    drawn: list[Program] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(program_strategy(max_steps=max_steps, regions=regions))
+    def collect(program: Program) -> None:
+        drawn.append(program)
+
+    collect()
+    unique = list(dict.fromkeys(drawn))  # hypothesis may repeat its simplest examples
+    return unique[:count]
+
+
+@dataclass
+class Summary:
+    passed: int = 0
+    failed: int = 0
+    invalid: int = 0
+    seconds: float = 0.0
+    reproducers: list[Path] = field(default_factory=list)
+
+    def line(self) -> str:
+        return f"{self.passed} passed, {self.failed} failed, {self.invalid} skipped"
+
+
+@dataclass
+class FuzzSession:
+    target: str = "lite"
+    force: dict = field(default_factory=dict)
+    device: str = "cpu"
+    regions: bool = False
+    max_steps: int = 8
+    out: Path = Path("fuzz-repros")
+    shrink: bool = True
+
+    def run(self, count: int, seed: int, deadline: float | None = None,
+            show_progress: bool = True) -> Summary:
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from lite_guard.fuzz.runner import check_program, make_target, shrink, write_reproducer
+
+        console = Console(stderr=True)
+        target, reference = make_target(self.target, self.force), make_target("aot_eager")
+        programs = draw_programs(count, seed, self.regions, self.max_steps)
+        summary = Summary()
+        started = time.monotonic()
+        columns = (TextColumn("[bold]fuzz[/] {task.description}"), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, disable=not show_progress,
+                      transient=True) as progress:
+            task = progress.add_task(f"{self.target} vs aot_eager", total=len(programs))
+            for number, program in enumerate(programs):
+                if deadline is not None and time.monotonic() > deadline:
+                    console.print(f"time limit reached after {number} programs")
+                    break
+                outcome = check_program(program, target, reference, self.device)
+                if outcome.status == "passed":
+                    summary.passed += 1
+                elif outcome.status == "invalid":
+                    summary.invalid += 1
+                else:
+                    summary.failed += 1
+                    if self.shrink:
+                        progress.update(task, description=f"shrinking failure {summary.failed}")
+                        program = shrink(program, lambda p: check_program(
+                            p, target, reference, self.device).status == "failed")
+                        outcome = check_program(program, target, reference, self.device)
+                    path = self.out / f"repro_seed{seed}_{number}.py"
+                    write_reproducer(path, outcome, self.target, "aot_eager", self.force)
+                    summary.reproducers.append(path)
+                    console.print(f"[red]mismatch[/] {escape(outcome.detail)}: {escape(program.describe())}"
+                                  f" -> {path}")
+                    progress.update(task, description=f"{self.target} vs aot_eager")
+                progress.advance(task)
+        summary.seconds = time.monotonic() - started
+        return summary
+
+
+def sweep_candidates() -> list[tuple[str, object, object]]:
+    """(config key, lite value, value that turns it back on) for every lite-off inductor config."""
+    import torch._inductor.config as inductor_config
+
+    from lite_guard.registry import Registry
+
+    defaults = inductor_config.get_config_copy()
+    candidates = []
+    for entry in Registry.load().configs:
+        if entry.module != "inductor" or entry.kind == "mode" or entry.key not in defaults:
+            continue
+        if isinstance(entry.lite_value, bool):
+            turned_on = not entry.lite_value
+        elif defaults[entry.key] != entry.lite_value:
+            turned_on = defaults[entry.key]
+        else:
+            continue
+        candidates.append((entry.key, entry.lite_value, turned_on))
+    return candidates
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """Turn on each lite-off config alone on upstream lite mode; record which break bitwise."""
+    from rich.console import Console
+    from rich.progress import track
+
+    from lite_guard.atomic import write_text_atomic
+    from lite_guard.fuzz.runner import compare, make_target, run_program
+
+    console = Console(stderr=True)
+    programs = draw_programs(args.count, args.seed, False, args.max_steps)
+    reference = make_target("aot_eager")
+    expected = {}
+    for program in programs:
+        try:
+            expected[program] = run_program(program, reference, args.device)
+        except Exception:
+            continue  # the reference rejects it
+    rows = []
+    for key, lite_value, turned_on in track(sweep_candidates(), description="sweep",
+                                            console=console):
+        target = make_target("upstream-lite", {key: turned_on})
+        broken, crashed, example = 0, 0, ""
+        for program, want in expected.items():
+            try:
+                problem = compare(program, want, run_program(program, target, args.device))
+            except Exception as exc:
+                crashed += 1
+                problem = f"raised {type(exc).__name__}"
+            if problem:
+                broken += 1
+                example = example or f"{program.describe()}: {problem}"
+        rows.append((key, lite_value, turned_on, broken, crashed, example))
+    lines = [
+        "# Registry evidence: which lite-off configs break bitwise equality",
+        "",
+        f"Produced by `lite_guard fuzz --sweep --count {args.count} --seed {args.seed}`: each",
+        "config the registry forces in lite mode is turned back on alone, on torch's own",
+        "`mode=\"lite\"`, and the same generated programs are compared with `aot_eager`",
+        f"bit for bit ({len(expected)} valid programs, forward and backward, static and dynamic).",
+        "",
+        "| config | lite value | turned on | programs broken | of which crashed | example |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, lite_value, turned_on, broken, crashed, example in sorted(rows, key=lambda r: -r[3]):
+        lines.append(f"| `{key}` | `{lite_value}` | `{turned_on}` | {broken}/{len(expected)} |"
+                     f" {crashed} | {example.replace('|', '/')} |")
+    write_text_atomic(args.sweep_out, "\n".join(lines) + "\n")
+    breaking = sum(1 for row in rows if row[3])
+    print(f"{breaking} of {len(rows)} lite-off configs break bitwise equality when turned on;"
+          f" table written to {args.sweep_out}")
+    return 0
