@@ -148,12 +148,13 @@ def test_registry_list_filters_by_stage_and_flag(tmp_path):
     assert '"name": "my_safe_pass"' in result.stdout and "my_fusion" not in result.stdout
 
 
-def test_check_flags_gate_without_config_entry(tmp_path):
-    write(tmp_path, '[[pass]]\nname = "p"\nstage = "lowering"\nlite = "never"\n'
-                    'gated_by = ["no_such_flag"]\n', "team.toml")
-    result = run_cli("check", "--registry", "team.toml", cwd=tmp_path)
+def test_check_flags_always_pass_whose_gate_is_forced_off(tmp_path):
+    write(tmp_path, '[[pass]]\nname = "p"\nstage = "lowering"\nlite = "always"\nwhy = "w"\n'
+                    'gated_by = ["use_p"]\n[[config]]\nkey = "use_p"\nlite_value = false\n',
+          "team.toml")
+    result = run_cli("check", "--registry", "team.toml", "--no-project", cwd=tmp_path)
     assert result.returncode == 1
-    assert "gated by 'no_such_flag'" in result.stdout
+    assert "pass 'p' is lite = \"always\" but its gate 'use_p' is forced off" in result.stdout
 
 
 def test_import_lite_guard_does_not_import_torch():
