@@ -1,41 +1,124 @@
-"""``lite_guard check``: validate every registry in use (and, with the lint rules, source trees)."""
+"""``lite_guard check``: validate every registry in use, then lint source trees for graph passes
+and reorder configs that no registry names (the lint_rules engine).
+
+Exit codes: 0 clean, 1 findings, 2 usage or configuration error (a path that does not exist,
+no torch to lint with ``--torch``, a bad registry).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
+import time
+from pathlib import Path
 
 from lite_guard.commands._common import add_registry_args, load_registry
 from lite_guard.registry import Registry
 
+# Where torch keeps what the shipped registry describes (the same dirs its scanner walks).
+TORCH_TREES = ("_inductor", "_functorch", "fx/passes")
+
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("check", help="validate the registries in use")
+    parser = subparsers.add_parser(
+        "check", help="validate the registries and lint source trees for unregistered passes",
+        description="Validate the registries in use, then lint PATHs (default: [tool.lite_guard]"
+                    " paths) for graph passes and reorder configs that no registry names.")
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                        help="files or directories to lint (default: [tool.lite_guard] paths)")
+    parser.add_argument("--torch", action="store_true",
+                        help="lint the installed torch's Inductor tree (found without importing it)")
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                        help="output format (default: text, one 'path:line:col CODE message' a line)")
+    parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                        help="worker processes for parsing (default: one per CPU)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the lint cache (LITE_GUARD_CACHE_DIR)")
     add_registry_args(parser)
     parser.set_defaults(run=run)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return value
+
+
 def registry_findings(registry: Registry) -> list[str]:
-    """Cross-entry problems the per-file loader cannot see."""
-    findings = []
-    declared = {c.key for c in registry.configs}
-    for entry in registry.passes:
-        for key in entry.gated_by:
-            if key not in declared:
-                findings.append(
-                    f"{entry.origin}:{entry.line}: pass '{entry.name}' is gated by '{key}', which"
-                    " no [[config]] entry declares; add one with the value lite mode forces"
-                )
-    return findings
+    """Cross-entry contradictions the per-file loader cannot see: a pass the registry says must
+    always run in lite mode, gated by a config the registry switches off in lite mode."""
+    forced_off = {c.key for c in registry.configs if c.lite_value is False}
+    return [
+        f"{entry.origin}:{entry.line}: pass '{entry.name}' is lite = \"always\" but its gate"
+        f" '{key}' is forced off in lite mode; mark the pass lite = \"never\" or fix the config"
+        for entry in registry.passes if entry.lite == "always"
+        for key in entry.gated_by if key in forced_off
+    ]
+
+
+def installed_torch_trees() -> list[Path]:
+    """The installed torch's pass trees, located without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise LookupError("torch is not installed in this environment; install it or pass the"
+                          " path of a torch checkout's torch/_inductor instead of --torch")
+    root = Path(list(spec.submodule_search_locations)[0])
+    return [root / sub for sub in TORCH_TREES if (root / sub).is_dir()]
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     registry = load_registry(args)
-    findings = registry_findings(registry)
-    for line in findings:
-        print(line)
+    problems = registry_findings(registry)
+    paths, exclude = list(args.paths), ()
+    if args.torch:
+        try:
+            paths += installed_torch_trees()
+        except LookupError as exc:
+            print(f"lite_guard check: {exc}", file=sys.stderr)
+            return 2
+    elif not paths:
+        from lite_guard.project_config import load_project_config
+
+        project = load_project_config()
+        paths = [p for p in project.paths if p.exists()]
+        exclude = project.exclude
+
+    report = None
+    if paths:
+        from lint_rules.cache import Cache
+        from lint_rules.engine import lint_paths
+
+        report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude,
+                            cache=None if args.no_cache else Cache())
+    findings = report.findings if report else []
+    errors = report.errors if report else []
+
+    if args.format == "text":
+        for line in problems:
+            print(line)
+        for finding in findings:
+            print(finding.text())
+    else:
+        from lint_rules import formats
+
+        render = formats.to_json if args.format == "json" else formats.to_sarif
+        print(render(findings, problems, errors))
+    for error in errors:
+        print(f"lite_guard check: {error}", file=sys.stderr)
+
     files = ", ".join(str(p) for p in registry.files) or "none"
     print(f"registries: {len(registry.passes)} passes, {len(registry.configs)} configs"
           f" from {len(registry.files)} file(s): {files}", file=sys.stderr)
-    print(f"{len(findings)} finding(s)", file=sys.stderr)
-    return 1 if findings else 0
+    if report:
+        print(f"linted {report.files} file(s) ({report.parsed} parsed, {report.cached} cached)"
+              f" in {time.perf_counter() - started:.2f}s", file=sys.stderr)
+    print(f"{len(problems) + len(findings)} finding(s)", file=sys.stderr)
+    if errors:
+        return 2
+    return 1 if problems or findings else 0

@@ -40,7 +40,7 @@ def parse_force(items: list[str]) -> dict:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
-            raise SystemExit(f"lite_guard fuzz: --force expects KEY=VALUE, got '{item}'")
+            raise ValueError(f"--force expects KEY=VALUE, got '{item}'")
         try:
             forced[key] = json.loads(raw.lower() if raw in ("True", "False") else raw)
         except json.JSONDecodeError:
@@ -52,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if args.count < 1 or (args.time is not None and args.time <= 0):
         print("lite_guard fuzz: --count and --time must be positive")
         return 2
-    forced = parse_force(args.force)
+    try:
+        forced = parse_force(args.force)
+    except ValueError as exc:
+        print(f"lite_guard fuzz: {exc}")
+        return 2
     from lite_guard.fuzz.session import FuzzSession, run_sweep
 
     if args.device == "cuda":

@@ -38,6 +38,7 @@ EXTRA_INPUTS = {
     "gain": ("(WIDTH,)", "param"),
     "cw1": ("(1, 1, 3)", "param"),
     "cw2": ("(1, 1, 3, 3)", "param"),
+    "cw4": ("(4, 4, 3, 3)", "param"),
     "running_mean": ("(WIDTH,)", "buffer"),
     "running_var": ("(WIDTH,)", "buffer_ones"),
     "state": ("(WIDTH,)", "buffer"),
@@ -85,6 +86,9 @@ VOCABULARY: tuple[OpSpec, ...] = (
     OpSpec("conv2d", "conv",
            "F.conv2d({a}.reshape(-1, 1, 4, WIDTH // 4), {cw2}, padding=1).reshape({a}.shape)",
            extras=("cw2",)),
+    OpSpec("conv2d_channels", "conv",
+           "F.conv2d({a}.reshape(-1, 4, 2, WIDTH // 8), {cw4}, padding=1).reshape({a}.shape)",
+           extras=("cw4",)),
     OpSpec("max_pool", "conv", "F.max_pool1d({a}.unsqueeze(1), 3, stride=1, padding=1).squeeze(1)"),
     OpSpec("avg_pool", "conv", "F.avg_pool1d({a}.unsqueeze(1), 3, stride=1, padding=1).squeeze(1)"),
     # norms

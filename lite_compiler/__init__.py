@@ -1,0 +1,55 @@
+"""lite_compiler: ``torch.compile(mode="lite")`` / ``backend="lite"`` with a fail-closed pass guard.
+
+Outside regions annotated with ``lite_compiler.region(...)`` (or
+``torch.fx.traceback.annotate({"compile_with_inductor": ...})``) every op runs as its ATen op,
+bitwise identical to ``backend="aot_eager"``; inside them Inductor compiles fused kernels. Only
+passes the lite-guard registry allows may run; anything else raises ``LitePassViolation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lite_compiler.annotate import region
+from lite_compiler.errors import (
+    LiteCompilerError,
+    LiteConfigError,
+    LitePassViolation,
+    LiteRegionConfigError,
+)
+from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
+
+__all__ = [
+    "Ledger", "LedgerEntry", "LiteCompilerError", "LiteConfigError", "LitePassViolation",
+    "LiteRegionConfigError", "all_ledgers", "guard_active", "clear_ledgers", "last_ledger", "lite_backend",
+    "observe", "region",
+]
+
+
+def lite_backend(gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+    from lite_compiler.backend import lite_backend as backend
+
+    return backend(gm, example_inputs, **kwargs)
+
+
+def observe(graph: str = "default"):
+    """Record (never refuse) the passes a default-mode compile runs: ``lite_guard trace``'s other half."""
+    from lite_compiler.observing import observe as _observe
+
+    return _observe(graph)
+
+
+def guard_active() -> bool:
+    """Whether a lite or observe guard session is running right now."""
+    from lite_compiler.guard import current_session
+
+    return current_session() is not None
+
+
+def _install() -> None:
+    from lite_compiler.mode import install_lite_mode
+
+    install_lite_mode()
+
+
+_install()

@@ -1,0 +1,102 @@
+"""``backend="lite"``: AOTAutograd exactly as ``aot_eager`` runs it, plus regional Inductor.
+
+Same partitioner and options as ``aot_eager`` (torch/_dynamo/backends/debugging.py), so the graph
+outside annotated regions is literally what aot_eager runs. The decomposition table decomposes
+only annotated ops, in the one trace. The forward/backward compilers scoop annotated nodes into
+one submodule per region and compile those with Inductor; the rest runs as the plain FX graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from lite_compiler import guard
+from lite_compiler.config import derive_configs, registry
+from lite_compiler.decomposition import selective_decomposition_table
+from lite_compiler.ledger import Ledger, new_ledger
+from lite_compiler.regions import compile_regions
+
+_frame_ids = itertools.count()
+
+
+class LiteCompiler:
+    """One compile of one Dynamo graph: its registry, its derived config, its ledger."""
+
+    def __init__(self, registry_paths: Sequence[str] = ()):
+        self.registry = registry(tuple(registry_paths))
+        self.inductor_config, self.functorch_config = derive_configs(self.registry)
+        self.frame = f"graph{next(_frame_ids)}"
+        self.ledger: Ledger = new_ledger("lite", self.frame)
+
+    @contextlib.contextmanager
+    def active(self, graph: str) -> Any:
+        with guard.session("lite", self.registry, self.ledger, graph=graph):
+            yield
+
+    def _run_always_custom_passes(self, gm: torch.fx.GraphModule, keys: tuple[str, ...]) -> None:
+        for key, custom_pass in guard.configured_custom_passes():
+            entry = self.registry.get_pass(guard.custom_pass_name(custom_pass))
+            if key in keys and not (entry is not None and entry.lite == "region"):
+                # "region" passes run on region graphs only (lite_compiler.regions).
+                guard.run_custom_pass(key, custom_pass, gm.graph)
+                gm.recompile()
+
+    def compiler(self, kind: str) -> Callable[..., Any]:
+        from torch._dynamo.backends.debugging import boxed_nop
+
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+            is_backward, is_inference = kind == "bw", kind == "inference"
+            name = f"{self.frame}/{kind}"
+            with self.active(name):
+                self._run_always_custom_passes(
+                    gm, ("post_grad_custom_pre_pass", "post_grad_custom_post_pass"))
+                compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
+                                lite_config=self.inductor_config)
+            self.ledger.graph_code[name] = gm.code
+            return boxed_nop(gm, example_inputs)
+
+        return compile_graph
+
+    def partition(self, joint: torch.fx.GraphModule, *args: Any, **kwargs: Any) -> Any:
+        from functorch.compile import min_cut_rematerialization_partition
+
+        with self.active(f"{self.frame}/joint"):
+            self._run_always_custom_passes(joint, ("joint_custom_pre_pass", "joint_custom_post_pass"))
+            with guard.timed("min_cut_rematerialization_partition", "aot"):
+                return min_cut_rematerialization_partition(joint, *args, **kwargs)
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
+        from torch._dynamo.backends.common import aot_autograd
+
+        with self.active(f"{self.frame}/dynamo"):
+            self._run_always_custom_passes(gm, ("pre_grad_custom_pass",))
+            decompositions = selective_decomposition_table()
+        backend = aot_autograd(
+            fw_compiler=self.compiler("fw"),
+            bw_compiler=self.compiler("bw"),
+            inference_compiler=self.compiler("inference"),
+            partition_fn=self.partition,
+            keep_inference_input_mutations=True,
+            decompositions=decompositions,
+        )
+        with torch._functorch.config.patch(self.functorch_config), self.active(f"{self.frame}/aot"):
+            return backend(gm, example_inputs, **kwargs)
+
+
+def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
+    """The ``torch_dynamo_backends`` entry point ``lite``."""
+    return LiteCompiler()(gm, example_inputs, **kwargs)
+
+
+def register() -> None:
+    """Register ``backend="lite"`` with Dynamo (the entry point does this without an import)."""
+    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+
+    if _BACKENDS.get("lite") is not lite_backend:
+        _BACKENDS.pop("lite", None)
+        register_backend(name="lite", compiler_fn=lite_backend)

@@ -1,0 +1,70 @@
+"""The lite config, derived from the registry, and the torch support check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lite_compiler.errors import LiteConfigError
+
+SUPPORTED = (2, 11), (2, 14)  # inclusive range of torch minor releases
+
+# Applied by the lite compiler to its own AOTAutograd trace whatever the registry says: the
+# selective decomposition happens in that one trace (lite_compiler.decomposition), so torch's
+# own retrace-based selective_decompose must stay off.
+FUNCTORCH_FIXED_CONFIG = {"selective_decompose": False}
+
+
+def torch_release() -> tuple[int, int]:
+    import torch
+
+    parts = torch.__version__.split("+")[0].split(".")
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def check_torch_supported() -> None:
+    import torch
+
+    low, high = SUPPORTED
+    if not low <= torch_release() <= high:
+        raise LiteConfigError(
+            f"lite_compiler supports torch {low[0]}.{low[1]} to {high[0]}.{high[1]}, but torch"
+            f" {torch.__version__} is installed; install a supported torch or use backend='aot_eager'")
+
+
+REGISTRY_ENV = "LITE_GUARD_REGISTRIES"
+
+
+def load_registry(extra_paths: tuple[str, ...] = ()) -> Any:
+    """Shipped + project registries, plus files in $LITE_GUARD_REGISTRIES (os.pathsep-separated)."""
+    import os
+
+    from lite_guard.registry import Registry
+
+    from_env = [p for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
+    return Registry.load(extra_paths=[*from_env, *extra_paths])
+
+
+def registry(extra_paths: tuple[str, ...] = ()) -> Any:
+    """Loaded afresh for every compile: a registry edit takes effect at the next compile."""
+    return load_registry(tuple(extra_paths))
+
+
+def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(inductor patch, functorch patch); every key must exist in the installed torch."""
+    import torch
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    check_torch_supported()
+    inductor = reg.derive_lite_config(module="inductor", torch_version=torch.__version__)
+    functorch = reg.derive_lite_config(module="functorch", torch_version=torch.__version__)
+    for module_name, module, patch in (("torch._inductor.config", inductor_config, inductor),
+                                       ("torch._functorch.config", functorch_config, functorch)):
+        known = module.get_config_copy()
+        missing = sorted(key for key in patch if key not in known)
+        if missing:
+            raise LiteConfigError(
+                f"torch {torch.__version__} has no {module_name} key(s) {', '.join(missing)}, which"
+                " the lite-guard registry needs; install a supported torch (2.11-2.14) or mark the"
+                " config entry with a torch = \"...\" range in the registry")
+    return inductor, {**functorch, **FUNCTORCH_FIXED_CONFIG}

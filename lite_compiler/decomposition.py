@@ -1,0 +1,82 @@
+"""Selective decomposition in the one AOTAutograd trace (no second make_fx retrace).
+
+Every entry of Inductor's decomposition table is wrapped: while tracing, the wrapper looks at the
+annotation of the op being traced and decomposes only inside an annotated region; elsewhere it
+returns ``NotImplemented``, which make_fx treats as "no decomposition" and records the ATen op
+itself, exactly as ``aot_eager`` does. Forward ops read the annotation from the current node meta;
+backward ops, traced by the autograd engine, find it through the forward node with the same
+``seq_nr`` (the same link AOTAutograd later uses to copy annotations onto backward nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lite_compiler.annotate import annotation_of
+from lite_compiler.guard import timed
+
+
+def current_annotation() -> Any:
+    import torch.fx.traceback as fx_traceback
+
+    meta = fx_traceback.get_current_meta()
+    found = annotation_of(meta)
+    if found is not None:
+        return found
+    if meta.get("in_grad_fn", 0) > 0 and meta.get("grad_fn_seq_nr"):
+        return _forward_annotation(meta["grad_fn_seq_nr"][-1])
+    return None
+
+
+class _SeqNrIndex:
+    """seq_nr -> annotation of the first forward node with it, built incrementally per graph."""
+
+    def __init__(self) -> None:
+        self.graph: Any = None
+        self.seen = 0
+        self.by_seq_nr: dict[Any, Any] = {}
+
+    def lookup(self, graph: Any, seq_nr: Any) -> Any:
+        if graph is not self.graph:
+            self.graph, self.seen, self.by_seq_nr = graph, 0, {}
+        nodes = list(graph.nodes)
+        for node in nodes[self.seen:]:
+            if "seq_nr" in node.meta and not node.meta.get("autograd_backward"):
+                self.by_seq_nr.setdefault(node.meta["seq_nr"], annotation_of(node.meta))
+        self.seen = len(nodes)
+        return self.by_seq_nr.get(seq_nr)
+
+
+_INDEX = _SeqNrIndex()
+
+
+def _forward_annotation(seq_nr: Any) -> Any:
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode
+
+    mode = get_proxy_mode()
+    if mode is None:
+        return None
+    return _INDEX.lookup(mode.tracer.graph, seq_nr)
+
+
+def _selective(decomposition: Callable[..., Any]) -> Callable[..., Any]:
+    def decompose_if_annotated(*args: Any, **kwargs: Any) -> Any:
+        if current_annotation() is None:
+            return NotImplemented
+        return decomposition(*args, **kwargs)
+
+    decompose_if_annotated.__wrapped__ = decomposition  # type: ignore[attr-defined]
+    return decompose_if_annotated
+
+
+def selective_decomposition_table(
+    base: Mapping[Any, Callable[..., Any]] | None = None,
+) -> dict[Any, Callable[..., Any]]:
+    """Inductor's decompositions, each applied only to ops traced inside an annotated region."""
+    if base is None:
+        from torch._inductor.decomposition import select_decomp_table
+
+        base = select_decomp_table()
+    with timed("lite_selective_decomposition", "aot"):
+        return {op: _selective(fn) for op, fn in base.items()}

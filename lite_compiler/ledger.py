@@ -1,0 +1,86 @@
+"""The ledger: one row per pass the guard saw during one compile."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class LedgerEntry:
+    name: str
+    stage: str
+    graph: str
+    allowed: bool
+    lite: str  # the registry's flag, or "unregistered"
+    kind: str = "function"
+    reason: str = ""
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        return "allowed" if self.allowed else "refused"
+
+
+@dataclass
+class Ledger:
+    """What one ``torch.compile`` frame ran: lite (enforced) or default (observed only)."""
+
+    mode: str = "lite"  # "lite" (guard enforces) or "observe" (default mode, records only)
+    graph_name: str = ""
+    entries: list[LedgerEntry] = field(default_factory=list)
+    # Python code of each graph the lite compiler handed back (fw/bw/inference, regions called).
+    graph_code: dict[str, str] = field(default_factory=dict)
+    # Inductor output code of each compiled region, by region graph name.
+    region_code: dict[str, str] = field(default_factory=dict)
+
+    def add(self, entry: LedgerEntry) -> LedgerEntry:
+        self.entries.append(entry)
+        return entry
+
+    @property
+    def refused(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if not e.allowed]
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries]
+
+    def to_dict(self) -> dict:
+        return {"mode": self.mode, "graph": self.graph_name,
+                "passes": [asdict(e) | {"verdict": e.verdict} for e in self.entries]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self):
+        return iter(self.entries)
+
+
+_ALL: list[Ledger] = []
+_MAX_KEPT = 64
+
+
+def new_ledger(mode: str, graph_name: str = "") -> Ledger:
+    ledger = Ledger(mode=mode, graph_name=graph_name)
+    _ALL.append(ledger)
+    del _ALL[:-_MAX_KEPT]
+    return ledger
+
+
+def last_ledger(mode: str | None = "lite") -> Ledger | None:
+    """The ledger of the most recent lite compile (``mode=None``: of any compile under the guard)."""
+    for ledger in reversed(_ALL):
+        if mode is None or ledger.mode == mode:
+            return ledger
+    return None
+
+
+def all_ledgers(mode: str | None = None) -> list[Ledger]:
+    return [l for l in _ALL if mode is None or l.mode == mode]
+
+
+def clear_ledgers() -> None:
+    _ALL.clear()

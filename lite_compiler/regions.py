@@ -1,0 +1,201 @@
+"""Regional compile: scoop annotated nodes into one submodule per region id, compile each with Inductor.
+
+The graph around the regions is left exactly as AOTAutograd produced it, so it runs the same
+ATen ops as ``aot_eager``. Regions with different ids are partitioned separately and never fuse;
+each region is compiled under its own ``inductor_configs`` on top of the derived lite config.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import functools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+import torch.fx
+
+from lite_compiler import guard
+from lite_compiler.annotate import annotation_of, region_configs, region_key
+from lite_compiler.errors import LiteCompilerError, LiteRegionConfigError
+
+SUBMOD_PREFIX = "__lite_region_"
+
+# Keys the lite compiler sets for region compiles whatever the registry says: a region graph is
+# already selectively decomposed and is entirely annotated, so upstream's whole-graph lite
+# switches must not decompose or fall back again; the FX graph cache would skip the passes the
+# guard has to see.
+REGION_FIXED_CONFIG = {
+    "fallback_by_default": False,
+    "selective_decompose": False,
+    "fx_graph_cache": False,
+}
+
+
+def _is_annotated(node: torch.fx.Node) -> bool:
+    return node.op not in ("placeholder", "output", "get_attr") and annotation_of(node.meta) is not None
+
+
+def group_regions(gm: torch.fx.GraphModule) -> dict[Any, list[torch.fx.Node]]:
+    regions: dict[Any, list[torch.fx.Node]] = {}
+    for node in gm.graph.nodes:
+        if _is_annotated(node):
+            regions.setdefault(region_key(annotation_of(node.meta)), []).append(node)
+    return regions
+
+
+def configs_of(key: Any, nodes: list[torch.fx.Node]) -> dict[str, Any]:
+    """The region's ``inductor_configs``; two different non-empty ones in one region is an error."""
+    chosen: dict[str, Any] = {}
+    for node in nodes:
+        configs = region_configs(annotation_of(node.meta))
+        if configs and chosen and configs != chosen:
+            raise LiteRegionConfigError(
+                f"region {key!r} is annotated with two different inductor_configs ({chosen} and"
+                f" {configs}); give the regions different ids or use one config")
+        chosen = configs or chosen
+    return chosen
+
+
+def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
+    import torch._inductor.config as inductor_config
+
+    known = inductor_config.get_config_copy()
+    for name in configs:
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise LiteRegionConfigError(
+                f"region {key!r}: inductor_configs names '{name}', which is not a key of"
+                f" torch._inductor.config{hint}; fix the key in lite_compiler.region(...) /"
+                " the compile_with_inductor annotation")
+
+
+def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
+    """Fuse each region's nodes into submodules. Returns (submodule name, region id, configs)."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import create_op_support
+    from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+    regions = group_regions(gm)
+    if not regions:
+        return []
+    partitions: list[dict[torch.fx.Node, int | None]] = []
+    owners: list[tuple[Any, dict[str, Any]]] = []
+    for key, nodes in regions.items():
+        configs = configs_of(key, nodes)
+        validate_configs(key, configs)
+        members = set(nodes)
+        support = create_op_support(lambda _mods, node, members=members: node in members)
+        partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+        for partition in partitioner.propose_partitions():
+            partitions.append(partition.nodes)
+            owners.append((key, configs))
+    # Order partitions by their first node so submodule names follow graph order.
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    ranked = sorted(range(len(partitions)), key=lambda i: min(order[n] for n in partitions[i]))
+    partitions = [partitions[i] for i in ranked]
+    owners = [owners[i] for i in ranked]
+    with torch.fx.traceback.preserve_node_meta(enable=False):
+        fuse_by_partitions(gm, partitions, prefix=SUBMOD_PREFIX, always_return_tuple=True)
+    return [(f"{SUBMOD_PREFIX}{i}", key, configs) for i, (key, configs) in enumerate(owners)]
+
+
+class CompiledRegion:
+    """Calls an Inductor-compiled region from the surrounding FX graph (boxed convention inside)."""
+
+    def __init__(self, compiled: Any, name: str):
+        self.compiled, self.__name__ = compiled, name
+        self.__qualname__ = name
+
+    def __call__(self, *args: Any) -> Any:
+        return self.compiled(list(args))
+
+
+def compile_regions(
+    gm: torch.fx.GraphModule,
+    graph_name: str,
+    is_inference: bool,
+    is_backward: bool,
+    lite_config: Mapping[str, Any],
+) -> list[str]:
+    """Scoop and compile every region of ``gm`` in place; returns the region submodule names."""
+    from torch._inductor.compile_fx import compile_fx_inner
+
+    scooped = scoop(gm)
+    for submod_name, key, configs in scooped:
+        (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
+        submod = getattr(gm, submod_name)
+        fake_inputs = [arg.meta["val"] for arg in call.args]
+        region_graph = f"{graph_name}/region[{key}]/{submod_name.removeprefix(SUBMOD_PREFIX)}"
+        with guard.scope(region_graph, in_region=True), \
+                torch._inductor.config.patch({**lite_config, **REGION_FIXED_CONFIG, **configs}), \
+                guard.timed("regional_inductor", "lowering"):
+            _run_region_custom_passes(submod)
+            with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides():
+                compiled = compile_fx_inner(
+                    submod, fake_inputs, is_inference=is_inference, is_backward=is_backward)
+        session = guard.current_session()
+        source = getattr(compiled, "source_code", None)
+        if session is not None and source:
+            session.ledger.region_code[region_graph] = source
+        with gm.graph.inserting_after(call):
+            new = gm.graph.call_function(CompiledRegion(compiled, submod_name), tuple(call.args))
+            new.meta = call.meta
+        call.replace_all_uses_with(new)
+        gm.graph.erase_node(call)
+        delattr(gm, submod_name)
+    if scooped:
+        gm.recompile()
+    return [name for name, _, _ in scooped]
+
+
+def _run_region_custom_passes(submod: torch.fx.GraphModule) -> None:
+    """User post-grad custom passes run on region graphs (post_grad passes are off in lite)."""
+    for key, custom_pass in guard.configured_custom_passes():
+        if key.startswith("post_grad_custom"):
+            guard.run_custom_pass(key, custom_pass, submod.graph)
+    submod.recompile()
+
+
+@contextlib.contextmanager
+def _own_output_strides() -> Iterator[None]:
+    """Inductor records a graph's output strides on the tracing context; a region is not the graph."""
+    context = torch._guards.TracingContext.try_get()
+    saved = context.output_strides if context is not None else None
+    if context is not None:
+        context.output_strides = []
+    try:
+        yield
+    finally:
+        if context is not None:
+            context.output_strides = saved
+
+
+@contextlib.contextmanager
+def _unwrapped_lite_errors() -> Iterator[None]:
+    """Inductor wraps what a pass raises in InductorError; give the user our error itself."""
+    from torch._inductor.exc import InductorError
+
+    try:
+        yield
+    except InductorError as exc:
+        if isinstance(exc.inner_exception, LiteCompilerError):
+            raise exc.inner_exception from None
+        raise
+
+
+class _scheduler_custom_passes_guarded:
+    """Inductor itself calls the scheduler-level custom passes; wrap them so the guard sees them."""
+
+    def __enter__(self) -> None:
+        import torch._inductor.config as config
+
+        patch = {key: guard.guard_scheduler_custom_pass(key, p)
+                 for key, p in guard.configured_custom_passes() if key.endswith("fusion_custom_pass")}
+        self._patch = config.patch(patch)
+        self._patch.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._patch.__exit__(*exc)

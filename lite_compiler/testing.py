@@ -1,0 +1,65 @@
+"""Test helpers for users' own suites: is lite mode bitwise equal to aot_eager on my code?
+
+    from lite_compiler.testing import assert_bitwise_equal
+    assert_bitwise_equal(model, x, backward=True)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from lite_guard.fuzz.runner import bitwise_equal
+
+
+class BitwiseMismatch(AssertionError):
+    """Lite mode and the reference backend disagree bit for bit."""
+
+
+def run_compiled(fn: Callable[..., Any], args: tuple, backend: str, backward: bool,
+                 dynamic: bool | None, seed: int) -> list[tuple[str, torch.Tensor]]:
+    """Named results of one compiled run on private copies: outputs, then gradients."""
+    fn = copy.deepcopy(fn) if isinstance(fn, torch.nn.Module) else fn
+    args = tuple(a.detach().clone().requires_grad_(a.requires_grad)
+                 if isinstance(a, torch.Tensor) else a for a in args)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend, dynamic=dynamic)
+    torch.manual_seed(seed)
+    outputs = compiled(*args)
+    flat = [o for o in torch.utils._pytree.tree_leaves(outputs) if isinstance(o, torch.Tensor)]
+    named = [(f"output[{i}]", o.detach()) for i, o in enumerate(flat)]
+    if backward:
+        differentiable = [o for o in flat if o.requires_grad]
+        if not differentiable:
+            raise ValueError("backward=True but no output requires grad; pass backward=False")
+        generator = torch.Generator().manual_seed(seed + 1)
+        torch.autograd.backward(
+            differentiable, [torch.randn(o.shape, generator=generator).to(o) for o in differentiable])
+        named += [(f"grad of arg {i}", a.grad) for i, a in enumerate(args)
+                  if isinstance(a, torch.Tensor) and a.grad is not None]
+        if isinstance(fn, torch.nn.Module):
+            named += [(f"grad of {n}", p.grad) for n, p in fn.named_parameters() if p.grad is not None]
+    return named
+
+
+def assert_bitwise_equal(fn: Callable[..., Any], *args: Any, backward: bool = True,
+                         dynamic: bool | None = False, backend: str = "lite",
+                         reference: str = "aot_eager", seed: int = 0) -> None:
+    """Compile ``fn`` (function or module) with ``backend`` and ``reference``; outputs and, with
+    ``backward``, gradients of every tensor argument and parameter must agree bit for bit."""
+    import lite_compiler  # noqa: F401  (registers backend="lite")
+
+    expected = run_compiled(fn, args, reference, backward, dynamic, seed)
+    actual = run_compiled(fn, args, backend, backward, dynamic, seed)
+    if [n for n, _ in expected] != [n for n, _ in actual]:
+        raise BitwiseMismatch(f"{backend} produced {[n for n, _ in actual]},"
+                              f" {reference} produced {[n for n, _ in expected]}")
+    for (name, want), (_, got) in zip(expected, actual):
+        if not bitwise_equal(want, got):
+            diff = (want.float() - got.float()).abs().max().item() if want.shape == got.shape else "shape"
+            raise BitwiseMismatch(f"{name} differs between {backend} and {reference}"
+                                  f" (max abs diff {diff}); run `lite_guard fuzz` or"
+                                  " `lite_guard trace` to find the pass responsible")

@@ -1,0 +1,128 @@
+"""Annotated regions are decomposed and compiled by Inductor (forward and backward), per region."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import lite_compiler
+from compiler_models import build, compile_lite, run_step
+
+
+@pytest.fixture(scope="module")
+def two_regions():
+    """One training compile with two regions of different ids, shared by several tests."""
+
+    def fn(x, w):
+        y = F.silu(x @ w)
+        with lite_compiler.region(id="a"):
+            y = y.cos() * 2
+        with lite_compiler.region(id="b", **{"cpp.enable_kernel_profile": True}):
+            y = y.exp() + 1
+        return y.sum()
+
+    x, w = torch.randn(8, 8, requires_grad=True), torch.randn(8, 8, requires_grad=True)
+    compile_lite(fn, fullgraph=True)(x, w).backward()
+    return lite_compiler.last_ledger()
+
+
+def test_annotated_region_is_compiled_into_fused_kernels(two_regions):
+    fw_regions = [code for name, code in two_regions.region_code.items() if "/fw/" in name]
+    assert any("cpp_fused_cos_mul" in code for code in fw_regions)
+    assert any("cpp_fused_add_exp" in code for code in fw_regions)
+
+
+def test_unannotated_ops_run_as_aten_calls_around_regions(two_regions):
+    fw = next(code for name, code in two_regions.graph_code.items() if name.endswith("/fw"))
+    assert "torch.ops.aten.mm.default" in fw and "torch.ops.aten.silu.default" in fw
+    assert fw.count("lite_region") >= 2
+    assert "cos" not in fw.replace("lite_region", "")  # the region's ops are not in the FX graph
+
+
+def test_backward_of_annotated_region_is_compiled(two_regions):
+    bw_regions = [code for name, code in two_regions.region_code.items() if "/bw/" in name]
+    assert bw_regions and all("cpp_fused" in code for code in bw_regions)
+    bw = next(code for name, code in two_regions.graph_code.items() if name.endswith("/bw"))
+    assert "torch.ops.aten.silu_backward.default" in bw  # outside the region: not decomposed
+
+
+def test_regions_with_different_ids_stay_separate(two_regions):
+    fw_regions = {name: code for name, code in two_regions.region_code.items() if "/fw/" in name}
+    assert {name.split("/")[2] for name in fw_regions} == {"region[a]", "region[b]"}
+    for code in fw_regions.values():
+        assert not ("cos" in code and "exp" in code), "regions a and b were fused"
+
+
+def test_regions_with_the_same_id_fuse():
+    def fn(x):
+        with lite_compiler.region(id="same"):
+            y = x.cos() * 2
+        with lite_compiler.region(id="same"):
+            y = y.exp() + 1
+        return y
+
+    compile_lite(fn, fullgraph=True)(torch.randn(16))
+    (code,) = lite_compiler.last_ledger().region_code.values()
+    assert "cpp_fused_add_cos_exp_mul" in code
+
+
+def test_per_region_inductor_configs_are_honoured(two_regions):
+    profile_include = "aoti_runtime/utils.h"
+    for name, code in two_regions.region_code.items():
+        if "/fw/" in name:
+            assert (profile_include in code) == ("region[b]" in name), name
+
+
+def test_invalid_region_config_is_a_clear_error():
+    def fn(x):
+        with lite_compiler.region(id="bad", reorder_for_peek_memory=False):
+            return x.cos()
+
+    with pytest.raises(lite_compiler.LiteRegionConfigError, match="reorder_for_peek_memory.*reorder_for_peak_memory"):
+        compile_lite(fn, fullgraph=True)(torch.randn(4))
+
+
+def test_region_config_re_enabling_a_never_pass_is_refused():
+    def fn(x):
+        with lite_compiler.region(id="r", reorder_for_peak_memory=True):
+            return x.cos() + 1
+
+    with pytest.raises(lite_compiler.LitePassViolation, match="reorder_for_peak_memory"):
+        compile_lite(fn, fullgraph=True)(torch.randn(4))
+
+
+def test_selective_decomposition_is_one_trace_keeping_annotations(monkeypatch):
+    import torch.fx.experimental.proxy_tensor as proxy_tensor
+
+    retraces, original = [], proxy_tensor.selective_decompose
+    monkeypatch.setattr(proxy_tensor, "selective_decompose",
+                        lambda *a, **k: retraces.append(a) or original(*a, **k))
+
+    def fn(x):
+        y = F.layer_norm(x, (8,))
+        with lite_compiler.region(id="ln"):
+            y = F.layer_norm(y, (8,))
+        return y.sum()
+
+    x = torch.randn(4, 8, requires_grad=True)
+    compile_lite(fn, fullgraph=True)(x).backward()
+    ledger = lite_compiler.last_ledger()
+    assert not retraces, "torch's retrace-based selective_decompose ran"
+    fw = next(code for name, code in ledger.graph_code.items() if name.endswith("/fw"))
+    bw = next(code for name, code in ledger.graph_code.items() if name.endswith("/bw"))
+    assert fw.count("native_layer_norm.default") == 1  # only the unannotated one stays composite
+    assert bw.count("native_layer_norm_backward.default") == 1
+    fw_region = next(code for name, code in ledger.region_code.items() if "/fw/" in name)
+    assert "cpp_fused" in fw_region and "aten.native_layer_norm" not in fw_region
+
+
+def test_annotated_zoo_model_trains_close_to_aot_eager():
+    results = []
+    for backend in ("lite", "aot_eager"):
+        torch._dynamo.reset()
+        model, inputs = build("llama", annotate=True)
+        results.append(run_step(model, inputs, torch.compile(model, backend=backend), train=True))
+    (out, grads), (ref, ref_grads) = results
+    torch.testing.assert_close(out, ref)
+    for g, r in zip(grads, ref_grads):
+        torch.testing.assert_close(g, r)
+    assert any("swiglu" in name for name in lite_compiler.last_ledger().region_code)

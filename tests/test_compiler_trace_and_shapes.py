@@ -1,0 +1,116 @@
+"""`lite_guard trace`, dynamic and unbacked shapes, GPU-only regions."""
+
+import argparse
+import json
+
+import pytest
+import torch
+
+import lite_compiler
+from compiler_models import compile_lite
+
+SCRIPT = """
+import torch, lite_compiler
+def fn(x):
+    with lite_compiler.region(id="r"):
+        y = x.cos() * 2
+    return y.sin()
+torch.compile(fn)(torch.randn(8))
+"""
+
+
+def _trace(argv):
+    from lite_guard.commands import trace
+
+    parser = argparse.ArgumentParser()
+    trace.register(parser.add_subparsers())
+    args = parser.parse_args(["trace", *argv])
+    return trace.run(args)
+
+
+def test_trace_prints_json_ledger_and_html_side_by_side(tmp_path, capsys):
+    script, page = tmp_path / "train.py", tmp_path / "trace.html"
+    script.write_text(SCRIPT)
+    assert _trace(["--json", "--html", str(page), str(script)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    lite_names = {p["name"] for ledger in report["lite"] for p in ledger["passes"]}
+    default_names = {p["name"] for ledger in report["default"] for p in ledger["passes"]}
+    assert {"regional_inductor", "fuse_nodes"} <= lite_names
+    assert "post_grad_passes" in default_names and "post_grad_passes" not in lite_names
+    text = page.read_text()
+    assert "default mode (observed)" in text and "lite mode (enforced)" in text and "<script" not in text
+
+
+def test_trace_exits_1_and_names_the_refused_pass(tmp_path, capsys):
+    script = tmp_path / "bad.py"
+    script.write_text(SCRIPT.replace('id="r"', 'id="r", reorder_for_peak_memory=True'))
+    assert _trace([str(script)]) == 1
+    assert "reorder_for_peak_memory" in capsys.readouterr().out
+
+
+def test_dynamic_shapes_with_a_region_match_eager():
+    def fn(x):
+        y = x.sin()
+        with lite_compiler.region(id="r"):
+            y = (y * 2).relu()
+        return y.sum(0)
+
+    compiled = compile_lite(fn, dynamic=True, fullgraph=True)
+    for n in (5, 9):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert lite_compiler.last_ledger().region_code
+
+
+def test_unbacked_shapes_keep_their_assertions():
+    def fn(x, n):
+        k = n.item()
+        torch._check(k <= x.shape[0])
+        with lite_compiler.region(id="r"):
+            y = x.cos() * 2
+        return y[:k].sum()
+
+    x, n = torch.randn(8), torch.tensor(5)
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        out = compile_lite(fn, fullgraph=True)(x, n)
+        ledger = lite_compiler.last_ledger()
+        torch._dynamo.reset()
+        ref = torch.compile(fn, backend="aot_eager", fullgraph=True)(x, n)
+    assert torch.equal(out, ref) or torch.allclose(out, ref)
+    (code,) = ledger.graph_code.values()
+    assert "_assert_scalar" in code and "Runtime assertion failed" in code, code
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="Triton regions need a GPU")
+def test_user_triton_kernel_keeps_eager_semantics_on_gpu():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_one(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+    def fn(x):
+        out = torch.empty_like(x)
+        add_one[(1,)](x, out, x.numel(), BLOCK=128)
+        with lite_compiler.region(id="r"):
+            return out.cos() * 2
+
+    x = torch.randn(100, device="cuda")
+    assert torch.equal(compile_lite(fn, fullgraph=True)(x), fn(x))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="flex_attention regions need a GPU")
+def test_flex_attention_region_compiles_on_gpu():
+    from torch.nn.attention.flex_attention import flex_attention
+
+    def fn(x):
+        x = torch.sin(x)
+        with lite_compiler.region(id="attn"):
+            x = flex_attention(x, x, x, score_mod=lambda s, b, h, m, n: s * s)
+        return torch.cos(x)
+
+    x = torch.randn(1, 1, 128, 64, device="cuda", requires_grad=True)
+    compile_lite(fn, fullgraph=True)(x).sum().backward()
+    assert any("triton" in code for code in lite_compiler.last_ledger().region_code.values())

@@ -1,0 +1,124 @@
+"""The runtime guard: registry-allowed passes run, anything else raises LitePassViolation; ledgers."""
+
+import pytest
+import torch
+
+import lite_compiler
+from compiler_models import compile_lite
+
+
+def _region_fn(x):
+    y = x.sin()
+    with lite_compiler.region(id="r"):
+        y = y.cos() * 2
+    return y
+
+
+def test_new_observer_pass_injected_into_inductor_is_refused(monkeypatch):
+    import torch._inductor.compile_fx as compile_fx
+    from torch.fx.passes.graph_transform_observer import GraphTransformObserver
+
+    original = compile_fx.view_to_reshape
+
+    def view_to_reshape_with_new_pass(gm):
+        GraphTransformObserver(gm, "my_new_pass").apply_graph_pass(lambda graph: None)
+        return original(gm)
+
+    monkeypatch.setattr(compile_fx, "view_to_reshape", view_to_reshape_with_new_pass)
+    with pytest.raises(lite_compiler.LitePassViolation) as refused:
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    message = str(refused.value)
+    assert "'my_new_pass'" in message and "no registry names this pass" in message
+    assert '[[pass]]\nname = "my_new_pass"' in message  # how to register it
+    assert refused.value.stage == "lowering"
+
+
+def test_reorder_pass_re_enabled_by_config_is_refused():
+    with torch._inductor.config.patch(reorder_for_peak_memory=True), \
+            pytest.raises(lite_compiler.LitePassViolation, match="'reorder_for_peak_memory' \\(stage scheduler"):
+        fn = _region_fn
+
+        def fn_with_region_config(x):
+            with lite_compiler.region(id="r", reorder_for_peak_memory=True):
+                return fn(x)
+
+        compile_lite(fn_with_region_config, fullgraph=True)(torch.randn(8))
+
+
+def _count_cos(graph, seen):
+    seen.append(sum(1 for n in graph.nodes if n.target is torch.ops.aten.cos.default))
+
+
+def test_unregistered_user_custom_pass_is_refused():
+    def my_unregistered_pass(graph):
+        _count_cos(graph, [])
+
+    with torch._inductor.config.patch(post_grad_custom_post_pass=my_unregistered_pass), \
+            pytest.raises(lite_compiler.LitePassViolation, match="my_unregistered_pass"):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+
+
+def test_user_custom_pass_registered_lite_safe_runs(tmp_path, monkeypatch):
+    registry = tmp_path / "mine.toml"
+    registry.write_text('[[pass]]\nname = "my_counting_pass"\nstage = "post_grad"\nlite = "region"\n'
+                        'kind = "custom_hook"\nwhy = "only counts nodes"\n')
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
+    seen = []
+
+    def my_counting_pass(graph):
+        _count_cos(graph, seen)
+
+    with torch._inductor.config.patch(post_grad_custom_post_pass=my_counting_pass):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert seen == [1]  # ran once, on the region's graph only
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_counting_pass"]
+    assert entry.allowed and entry.stage == "post_grad" and "region[r]" in entry.graph
+
+
+def test_ledger_records_every_pass_with_stage_graph_verdict_and_time():
+    compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    ledger = lite_compiler.last_ledger()
+    names = ledger.names()
+    assert {"lite_selective_decomposition", "regional_inductor", "fuse_nodes"} <= set(names)
+    assert all(e.allowed for e in ledger) and not ledger.refused
+    fuse = next(e for e in ledger if e.name == "fuse_nodes")
+    assert fuse.stage == "scheduler" and "region[r]" in fuse.graph and fuse.seconds >= 0
+    assert ledger.to_dict()["passes"][0]["verdict"] == "allowed"
+
+
+def test_guard_is_inactive_outside_lite_compiles():
+    from torch.fx.passes.graph_transform_observer import GraphTransformObserver
+
+    compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert not hasattr(GraphTransformObserver.__enter__, "__wrapped__")
+    assert lite_compiler.guard_active() is False
+
+
+def test_default_mode_compile_under_observe_never_refuses():
+    def fn(x):
+        return torch.nn.functional.gelu(x @ x.T).sum(-1).relu()
+
+    torch._dynamo.reset()
+    with lite_compiler.observe("default") as ledger:
+        torch.compile(fn)(torch.randn(8, 8))
+    assert ledger.entries and all(e.allowed for e in ledger)
+    names = set(ledger.names())
+    assert "post_grad_passes" in names and "fuse_nodes" in names  # never-in-lite, yet not refused
+
+
+def test_registry_config_key_missing_from_torch_is_one_clear_error(tmp_path, monkeypatch):
+    registry = tmp_path / "bad.toml"
+    registry.write_text('[[config]]\nkey = "no_such_inductor_key"\nlite_value = false\n')
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
+    with pytest.raises(lite_compiler.LiteConfigError, match="no_such_inductor_key") as err:
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    first_line = str(err.value).splitlines()[0]
+    assert "no_such_inductor_key" in first_line and "install a supported torch" in first_line
+
+
+def test_unsupported_torch_version_is_one_clear_error(monkeypatch):
+    from lite_compiler.config import check_torch_supported
+
+    monkeypatch.setattr(torch, "__version__", "2.10.0")
+    with pytest.raises(lite_compiler.LiteConfigError, match="supports torch 2.11 to 2.14.*2.10.0"):
+        check_torch_supported()
