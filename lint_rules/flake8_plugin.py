@@ -1,0 +1,50 @@
+"""flake8 adapter: ``flake8 --select LG`` runs the same engine as ``lite_guard check`` on each file.
+
+Per-file rules only: LG003 (stale registry entries) needs the whole tree and is reported by
+``lite_guard check`` alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from lite_guard import __version__
+
+
+class LiteGuardFlake8:
+    name = "lite-guard"
+    version = __version__
+    _registry: Any = None
+    _registry_error: str | None = None
+
+    def __init__(self, tree: Any, filename: str, lines: list[str]) -> None:
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def _load_registry(cls):
+        if cls._registry is None and cls._registry_error is None:
+            from lite_guard.registry import Registry, RegistryError
+
+            try:
+                cls._registry = Registry.load()
+            except RegistryError as exc:
+                cls._registry_error = str(exc)
+        return cls._registry
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from lint_rules.engine import UNCHECKABLE, lint_source, torch_version_of
+
+        registry = self._load_registry()
+        if registry is None:
+            yield 1, 0, f"{UNCHECKABLE} lite-guard registry error: {self._registry_error}", type(self)
+            return
+        path = Path(self.filename)
+        try:
+            data = path.read_bytes()  # the bytes as on disk, so coding cookies apply
+        except OSError:
+            data = "".join(self.lines).encode("utf-8")
+        version = torch_version_of(path) if path.exists() else None
+        for finding in lint_source(self.filename, data, registry, version).findings:
+            yield finding.line, finding.col - 1, f"{finding.code} {finding.message}", type(self)

@@ -1,0 +1,121 @@
+"""LG003: a registry entry whose pass or config no longer exists in the linted tree as a whole.
+
+A tree-level rule: it needs every file's facts, so it runs once after all files are linted, and
+only when whole trees were linted (directories, not a handful of files). An entry is judged only
+against a tree it describes: a pass whose ``source`` is ``torch/_inductor/...`` when files under
+``torch/_inductor/`` were linted (``guard = "lite_compiler.x"``: files under ``lite_compiler/``;
+neither: always), a config when its module's config file was linted, and only for the tree's
+torch version.
+"Exists" is deliberately generous (see ``_pass_exists``): a stale entry is one whose name is
+nowhere in the tree any more, not one that a rule happens not to recognise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from lint_rules.findings import Finding
+from lint_rules.examples import Example
+from lite_guard.registry import PassEntry, Registry
+
+_REGISTRY = """
+[[pass]]
+name = "remove_noop_ops"
+stage = "post_grad"
+lite = "always"
+why = "removes ops that do nothing; numerics-neutral"
+
+[[pass]]
+name = "old_pass"
+stage = "post_grad"
+lite = "never"
+torch = "<2.0"
+
+[[config]]
+key = "reorder_for_peak_memory"
+kind = "reorder"
+lite_value = false
+"""
+
+
+@dataclass
+class TreeFacts:
+    passes: set[str] = field(default_factory=set)
+    configs: set[str] = field(default_factory=set)  # "module:key"
+    symbols: set[str] = field(default_factory=set)
+    globs: set[str] = field(default_factory=set)
+    config_modules: set[str] = field(default_factory=set)
+    files: list[str] = field(default_factory=list)  # posix paths of the linted files
+    torch_version: str | None = None
+
+    def covers(self, root: str) -> bool:
+        """Was any file under ``root`` (e.g. ``torch/_inductor``) linted?"""
+        inner, start = f"/{root}/", f"{root}/"
+        return any(inner in path or path.startswith(start) for path in self.files)
+
+
+class StaleEntry:
+    CODE = "LG003"
+    MESSAGE = ("registry {what} '{name}' is not found in the linted tree (torch {version});"
+               " remove the entry, or limit it with torch = \"<{version}\" if it was removed upstream")
+
+    VALID = [
+        Example('GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)\n',
+                registry=_REGISTRY),
+        Example("def remove_noop_ops(graph):\n    pass\n", registry=_REGISTRY),  # a plain function
+        Example("reorder_for_peak_memory = True\nremove_noop_ops = PatternMatcherPass()\n",
+                path="torch/_inductor/config.py", registry=_REGISTRY),
+    ]
+    INVALID = [
+        Example('GraphTransformObserver(gm, "something_else").apply_graph_pass(f)\n',
+                registry=_REGISTRY),
+        Example("remove_noop_ops = PatternMatcherPass()\nreorder_for_speed = True\n",
+                path="torch/_inductor/config.py", registry=_REGISTRY),
+    ]
+
+    @classmethod
+    def check_tree(cls, registry: Registry, tree: TreeFacts) -> list[Finding]:
+        findings = []
+        version = tree.torch_version or "?"
+        covered: dict[str, bool] = {}
+        for entry in registry.passes:
+            root = _root_of(entry)
+            if root and covered.setdefault(root, tree.covers(root)) is False:
+                continue
+            if not entry.exists_in(tree.torch_version):
+                continue
+            if cls._pass_exists(entry.name, tree):
+                continue
+            findings.append(cls._finding(entry.origin, entry.line, "pass", entry.name, version))
+        for entry in registry.configs:
+            if entry.module not in tree.config_modules or not entry.exists_in(tree.torch_version):
+                continue
+            if f"{entry.module}:{entry.key}" in tree.configs:
+                continue
+            findings.append(cls._finding(entry.origin, entry.line, "config", entry.key, version))
+        return findings
+
+    @staticmethod
+    def _pass_exists(name: str, tree: TreeFacts) -> bool:
+        # Found by a pass rule, named in a string literal, a def/class of that name, a config hook
+        # key of that name, or matched by a dynamic observer name like f"pass_pattern_{i}".
+        if name in tree.passes or name.rsplit(".", 1)[-1] in tree.symbols:
+            return True
+        if any(key.split(":", 1)[1] == name for key in tree.configs):
+            return True
+        return any(fnmatchcase(name, pattern) for pattern in tree.globs if pattern.strip("*"))
+
+    @classmethod
+    def _finding(cls, origin: str, line: int, what: str, name: str, version: str) -> Finding:
+        message = cls.MESSAGE.format(what=what, name=name, version=version)
+        return Finding(origin, line, 1, cls.CODE, message, name)
+
+
+def _root_of(entry: PassEntry) -> str:
+    """The package an entry lives in: ``torch/_inductor`` for a source ``torch/_inductor/x.py``."""
+    if entry.source:
+        return "/".join(entry.source.split("/")[:2])
+    if entry.guard:
+        return entry.guard.split(".")[0]
+    return ""
