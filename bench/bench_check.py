@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.markdown_section import replace_section  # noqa: E402
 from lite_guard.commands.check import TORCH_TREES, installed_torch_trees  # noqa: E402
 
 LITE_GUARD = [sys.executable, "-m", "lite_guard", "check", "--no-project"]
@@ -108,20 +109,8 @@ def main() -> int:
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:
-        write_section(REPO / "BENCHMARKS.md", section)
+        replace_section(REPO / "BENCHMARKS.md", "Lint", section.split("\n", 1)[1])
     return 0
-
-
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) the "## Lint" section; the rest of the file is someone else's."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find("## Lint\n")
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1:] if end != -1 else "")
-    path.write_text(text)
 
 
 if __name__ == "__main__":

@@ -63,3 +63,15 @@ def test_bad_arguments_exit_2(tmp_path):
     assert result.returncode == 2 and "--count and --time must be positive" in result.stdout
     result = run_fuzz(tmp_path, "--force", "novalue")
     assert result.returncode == 2 and "--force expects KEY=VALUE" in result.stdout
+
+
+def test_sweep_turns_on_every_lite_off_inductor_config_from_the_registry():
+    from lite_guard.fuzz.session import sweep_candidates
+    from lite_guard.registry import Registry
+
+    candidates = {key: (lite, on) for key, lite, on in sweep_candidates()}
+    assert candidates["layout_optimization"] == (False, True)
+    assert candidates["fallback_by_default"] == (True, False)
+    assert candidates["use_dce"] == (False, True)
+    inductor_keys = {c.key for c in Registry.load().configs if c.module == "inductor"}
+    assert set(candidates) <= inductor_keys and len(candidates) > 30

@@ -105,7 +105,7 @@ def sweep_candidates() -> list[tuple[str, object, object]]:
     defaults = inductor_config.get_config_copy()
     candidates = []
     for entry in Registry.load().configs:
-        if entry.module != "inductor" or entry.kind == "mode" or entry.key not in defaults:
+        if entry.module != "inductor" or entry.key not in defaults:
             continue
         if isinstance(entry.lite_value, bool):
             turned_on = not entry.lite_value
