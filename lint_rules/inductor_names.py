@@ -33,9 +33,8 @@ PRIVATE_GATING_KEYS = frozenset({
     "_fuse_ddp_communication", "_micro_pipeline_tp", "_pre_fusion_custom_pass",
     "_post_fusion_custom_pass",
 })
-# Which config keys gate a pass or reorder. This block mirrors tools/scan_torch_passes.py (the
-# scanner that generates the shipped registry) so the linter and the registry agree on the same
-# set; both should import it from here (see the LG002 rule).
+# Which config keys gate a pass or reorder. tools/scan_torch_passes.py (the scanner behind the
+# shipped registry) imports this block too, so the linter and the registry agree on one set.
 # Config keys whose *name* marks them as pass / reorder / fusion / layout / numerics gates.
 CONFIG_GATING = re.compile(
     r"(^|[._])("
