@@ -17,10 +17,12 @@ $(STAMP): pyproject.toml Makefile
 
 install: $(STAMP)
 
-# The main job: validate the registries, show the derived lite config, then lint our own tree.
+# The main job: validate the registries and lint our own tree, lint the installed torch's
+# Inductor against the shipped registry, and print the derived lite config.
 run: $(STAMP)
 	$(BIN)/lite_guard --version
 	$(BIN)/lite_guard check
+	$(BIN)/lite_guard check --torch
 	$(BIN)/lite_guard registry lite-config
 
 test: $(STAMP)
