@@ -75,7 +75,10 @@ class LiteCompiler:
 
         with self.active(f"{self.frame}/dynamo"):
             self._run_always_custom_passes(gm, ("pre_grad_custom_pass",))
-            decompositions = selective_decomposition_table()
+            # Inductor picks its decomposition table by config (fallback_random keeps random
+            # ops whole): select it under the lite config the region compiles use.
+            with torch._inductor.config.patch(self.inductor_config):
+                decompositions = selective_decomposition_table()
         backend = aot_autograd(
             fw_compiler=self.compiler("fw"),
             bw_compiler=self.compiler("bw"),

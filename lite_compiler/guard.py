@@ -180,7 +180,11 @@ HOOKS: tuple[Hook, ...] = (
          "codegen", "class"),
     Hook("torch._inductor.graph:GraphLowering.decide_layout_opt", "decide_layout_opt", "lowering",
          when=_when_config("layout_optimization")),
-    Hook("torch._inductor.ir:Layout._pad_strides", "pad_strides", "lowering"),
+    # Inductor also calls _pad_strides as a probe (ir.py require_strides: "does this buffer
+    # already have padded strides?") whatever the config says; only with comprehensive_padding
+    # on does it pad a buffer (Layout.should_pad_strides), so that is when the pass runs.
+    Hook("torch._inductor.ir:Layout._pad_strides", "pad_strides", "lowering",
+         when=_when_config("comprehensive_padding")),
 )
 
 _saved: list[tuple[Any, str, Any]] = []

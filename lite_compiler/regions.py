@@ -99,7 +99,137 @@ def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
     owners = [owners[i] for i in ranked]
     with torch.fx.traceback.preserve_node_meta(enable=False):
         fuse_by_partitions(gm, partitions, prefix=SUBMOD_PREFIX, always_return_tuple=True)
-    return [(f"{SUBMOD_PREFIX}{i}", key, configs) for i, (key, configs) in enumerate(owners)]
+    names = [f"{SUBMOD_PREFIX}{i}" for i in range(len(owners))]
+    for name in names:
+        _inline_get_attr_inputs(gm, name)
+        _bind_size_symbols(gm, name)
+    gm.graph.lint()
+    return [(name, key, configs) for name, (key, configs) in zip(names, owners)]
+
+
+def _fetch_attr(root: torch.nn.Module, target: str) -> Any:
+    owner: Any = root
+    for part in target.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
+def _free_attr_name(module: torch.nn.Module, target: str) -> str:
+    base = target.replace(".", "_")
+    name, i = base, 0
+    while hasattr(module, name):
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+def _inline_get_attr_inputs(gm: torch.fx.GraphModule, submod_name: str) -> None:
+    """Move the region's ``get_attr`` inputs into the region submodule.
+
+    The partitioner keeps ``get_attr`` nodes (they carry no annotation) in the outer graph and
+    passes them to the region as inputs: the score_mod/mask_mod graphs of flex_attention, the
+    branches of ``torch.cond``, ``invoke_subgraph`` bodies, lifted constants. Such inputs are
+    modules (or constants), not runtime tensors with a fake "val": Inductor must see them as
+    attributes of the region graph, as in the graph the higher-order op was traced in.
+    """
+    (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
+    submod = getattr(gm, submod_name)
+    placeholders = list(submod.graph.find_nodes(op="placeholder"))
+    if len(placeholders) != len(call.args):
+        raise LiteCompilerError(
+            f"region submodule {submod_name} has {len(placeholders)} inputs but is called with"
+            f" {len(call.args)}; this is a lite_compiler bug, please report it")
+    kept: list[Any] = []
+    for placeholder, arg in zip(placeholders, call.args):
+        if not (isinstance(arg, torch.fx.Node) and arg.op == "get_attr"):
+            kept.append(arg)
+            continue
+        value = _fetch_attr(gm, str(arg.target))
+        if isinstance(value, torch.Tensor) and ("val" in arg.meta or "example_value" in arg.meta):
+            kept.append(arg)  # a lifted tensor constant with a fake value: an ordinary input
+            continue
+        attr_name = _free_attr_name(submod, str(arg.target))
+        if isinstance(value, torch.nn.Module):
+            submod.add_module(attr_name, value)
+        elif isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+            submod.register_buffer(attr_name, value)
+        else:
+            setattr(submod, attr_name, value)
+        with submod.graph.inserting_before(placeholder):
+            inner = submod.graph.get_attr(attr_name)
+        inner.meta = dict(arg.meta)
+        placeholder.replace_all_uses_with(inner)
+        submod.graph.erase_node(placeholder)
+    if len(kept) != len(call.args):
+        dropped = [a for a in call.args if a not in kept]
+        call.args = tuple(kept)
+        for node in dropped:
+            if not node.users:
+                gm.graph.erase_node(node)
+        # get_attr nodes must come first, after the placeholders: move them up.
+        first = next(n for n in submod.graph.nodes if n.op != "placeholder" and n.op != "get_attr") \
+            if any(n.op not in ("placeholder", "get_attr") for n in submod.graph.nodes) else None
+        if first is not None:
+            for node in list(submod.graph.find_nodes(op="get_attr")):
+                first.prepend(node)
+        submod.recompile()
+
+
+def _bind_size_symbols(gm: torch.fx.GraphModule, submod_name: str) -> None:
+    """Pass the region the SymInt inputs its shapes are written in.
+
+    With dynamic shapes a region input can be sized by an expression (``4*(5 - s11)*...``) from
+    which Inductor cannot recover the symbols; the outer graph has them as SymInt placeholders.
+    """
+    import sympy
+
+    (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
+    needed: set[Any] = set()
+    bound: set[Any] = set()
+    for arg in call.args:
+        val = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+        if isinstance(val, torch.SymInt):
+            needed |= val.node.expr.free_symbols
+            if isinstance(val.node.expr, sympy.Symbol):
+                bound.add(val.node.expr)
+        elif isinstance(val, torch.Tensor):
+            for dim in (*val.shape, *val.stride(), val.storage_offset()):
+                if isinstance(dim, torch.SymInt):
+                    needed |= dim.node.expr.free_symbols
+                    if isinstance(dim.node.expr, sympy.Symbol):
+                        bound.add(dim.node.expr)
+    missing = needed - bound
+    if not missing:
+        return
+    providers = {}
+    for node in gm.graph.find_nodes(op="placeholder"):
+        val = node.meta.get("val")
+        if isinstance(val, torch.SymInt) and isinstance(val.node.expr, sympy.Symbol):
+            providers.setdefault(val.node.expr, node)
+    extra = [providers[sym] for sym in sorted(missing, key=str) if sym in providers]
+    if not extra:
+        return
+    submod = getattr(gm, submod_name)
+    last = list(submod.graph.find_nodes(op="placeholder"))[-1]
+    for provider in extra:
+        with submod.graph.inserting_after(last):
+            last = submod.graph.placeholder(f"{provider.name}_size")
+        last.meta = {"val": provider.meta["val"]}
+    call.args = (*call.args, *extra)
+    submod.recompile()
+
+
+def _fake_input(node: Any, region: str) -> Any:
+    """The example value Inductor compiles the region for: the node's fake value."""
+    if not isinstance(node, torch.fx.Node):
+        return node
+    for key in ("val", "example_value"):
+        if key in node.meta:
+            return node.meta[key]
+    raise LiteCompilerError(
+        f"region {region}: input '{node.name}' ({node.op} {node.target}) has no fake value"
+        " (meta['val']); lite_compiler cannot compile this region with Inductor. Move the op that"
+        " produces it inside the region or out of it, and report this case")
 
 
 class CompiledRegion:
@@ -127,8 +257,8 @@ def compile_regions(
     for submod_name, key, configs in scooped:
         (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
         submod = getattr(gm, submod_name)
-        fake_inputs = [arg.meta["val"] for arg in call.args]
         region_graph = f"{graph_name}/region[{key}]/{submod_name.removeprefix(SUBMOD_PREFIX)}"
+        fake_inputs = [_fake_input(arg, region_graph) for arg in call.args]
         with guard.scope(region_graph, in_region=True), \
                 torch._inductor.config.patch({**lite_config, **REGION_FIXED_CONFIG, **configs}), \
                 guard.timed("regional_inductor", "lowering"):

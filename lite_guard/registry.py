@@ -7,12 +7,13 @@ executes anything from the files, so the linter, the CLI and the compiler can al
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -213,131 +214,141 @@ def parse_registry_file(path: Path) -> tuple[list[PassEntry], list[ConfigEntry]]
         reason = _TOML_POSITION.sub("", str(exc)).strip()
         raise RegistryError(path, line, f"malformed TOML: {reason}") from None
 
-    lines = _entry_lines(text)
+    text_lines = text.splitlines()  # split once; every line lookup below shares it
+    lines = _entry_lines(text_lines)
     unknown_tables = set(data) - {"pass", "config", "meta"}
     if unknown_tables:
         table = sorted(unknown_tables)[0]
-        raise RegistryError(path, _line_of(text, table), f"unknown table '{table}'; expected"
+        raise RegistryError(path, _line_of(text_lines, table), f"unknown table '{table}'; expected"
                             " [[pass]], [[config]] or [meta]")
     passes = [
-        _parse_pass(path, raw, lines["pass"][i], text)
-        for i, raw in enumerate(_as_table_list(path, data, "pass", text))
+        _parse_pass(path, raw, lines["pass"][i], text_lines)
+        for i, raw in enumerate(_as_table_list(path, data, "pass", text_lines))
     ]
     configs = [
-        _parse_config(path, raw, lines["config"][i], text)
-        for i, raw in enumerate(_as_table_list(path, data, "config", text))
+        _parse_config(path, raw, lines["config"][i], text_lines)
+        for i, raw in enumerate(_as_table_list(path, data, "config", text_lines))
     ]
     return passes, configs
 
 
-def _as_table_list(path: Path, data: dict, table: str, text: str) -> list[dict]:
+def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str]) -> list[dict]:
     value = data.get(table, [])
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise RegistryError(path, _line_of(text, table), f"'{table}' must be an array of tables:"
+        raise RegistryError(path, _line_of(lines, table), f"'{table}' must be an array of tables:"
                             f" write each entry as [[{table}]]")
     return value
 
 
-def _entry_lines(text: str) -> dict[str, list[int]]:
+def _entry_lines(lines: Sequence[str]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {"pass": [], "config": []}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         match = _TABLE_HEADER.match(line)
         if match:
             found[match.group(1)].append(number)
     return found
 
 
-def _line_of(text: str, word: str) -> int:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _line_of(lines: Sequence[str], word: str) -> int:
+    for number, line in enumerate(lines, start=1):
         if word in line:
             return number
     return 0
 
 
-def _field_line(text: str, entry_line: int, field_name: str) -> int:
-    """Line of ``field =`` inside the entry that starts at entry_line (or the header line)."""
-    pattern = re.compile(rf"^\s*{re.escape(field_name)}\s*=")
-    for number, line in enumerate(text.splitlines()[entry_line:], start=entry_line + 1):
+@functools.lru_cache(maxsize=None)
+def _field_pattern(field_name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*{re.escape(field_name)}\s*=")
+
+
+def _field_line(lines: Sequence[str], entry_line: int, field_name: str) -> int:
+    """Line of ``field =`` inside the entry that starts at entry_line (or the header line).
+
+    ``lines`` is the file split once (``str.splitlines``), shared by every lookup in the file.
+    """
+    pattern = _field_pattern(field_name)
+    for index in range(entry_line, len(lines)):
+        line = lines[index]
         if _TABLE_HEADER.match(line) or line.lstrip().startswith("["):
             break
         if pattern.match(line):
-            return number
+            return index + 1
     return entry_line
 
 
-def _require_str(path, raw, key, line, text, *, choices=None, required=True) -> str:
+def _require_str(path, raw, key, line, lines, *, choices=None, required=True) -> str:
     value = raw.get(key, "")
-    where = _field_line(text, line, key)
     if not isinstance(value, str):
-        raise RegistryError(path, where, f"'{key}' must be a string, got {type(value).__name__}")
+        raise RegistryError(path, _field_line(lines, line, key),
+                            f"'{key}' must be a string, got {type(value).__name__}")
     if required and not value:
         raise RegistryError(path, line, f"entry has no '{key}'; add {key} = \"...\"")
     if choices and value and value not in choices:
         hint = difflib.get_close_matches(value, choices, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
-        raise RegistryError(path, where, f"unknown {key} '{value}'{did_you_mean};"
+        raise RegistryError(path, _field_line(lines, line, key), f"unknown {key} '{value}'{did_you_mean};"
                             f" expected one of: {', '.join(choices)}")
     return value
 
 
-def _check_fields(path, raw, allowed, line, text, what) -> None:
+def _check_fields(path, raw, allowed, line, lines, what) -> None:
     unknown = sorted(set(raw) - allowed)
     if unknown:
-        raise RegistryError(path, _field_line(text, line, unknown[0]),
+        raise RegistryError(path, _field_line(lines, line, unknown[0]),
                             f"unknown field '{unknown[0]}' in [[{what}]]; allowed:"
                             f" {', '.join(sorted(allowed))}")
 
 
-def _check_torch_spec(path, spec, line, text) -> None:
+def _check_torch_spec(path, spec, line, lines) -> None:
     if not spec:
         return
     try:
         SpecifierSet(spec)
     except InvalidSpecifier:
-        raise RegistryError(path, _field_line(text, line, "torch"),
+        raise RegistryError(path, _field_line(lines, line, "torch"),
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
 
 
-def _parse_pass(path: Path, raw: dict, line: int, text: str) -> PassEntry:
-    _check_fields(path, raw, _PASS_FIELDS, line, text, "pass")
-    name = _require_str(path, raw, "name", line, text)
-    stage = _require_str(path, raw, "stage", line, text, choices=STAGES)
-    lite = _require_str(path, raw, "lite", line, text, choices=LITE_FLAGS)
-    why = _require_str(path, raw, "why", line, text, required=False)
+def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassEntry:
+    _check_fields(path, raw, _PASS_FIELDS, line, lines, "pass")
+    name = _require_str(path, raw, "name", line, lines)
+    stage = _require_str(path, raw, "stage", line, lines, choices=STAGES)
+    lite = _require_str(path, raw, "lite", line, lines, choices=LITE_FLAGS)
+    why = _require_str(path, raw, "why", line, lines, required=False)
     if lite in LITE_SAFE_FLAGS and not why.strip():
         raise RegistryError(path, line, f"pass '{name}' is lite-safe (lite = \"{lite}\") but has no"
                             " 'why'; add why = \"<one line: why it is numerics-neutral>\"")
     gated_by = raw.get("gated_by", [])
     if not isinstance(gated_by, list) or not all(isinstance(g, str) for g in gated_by):
-        raise RegistryError(path, _field_line(text, line, "gated_by"),
+        raise RegistryError(path, _field_line(lines, line, "gated_by"),
                             "'gated_by' must be a list of config keys (strings)")
-    torch_spec = _require_str(path, raw, "torch", line, text, required=False)
-    _check_torch_spec(path, torch_spec, line, text)
+    torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
+    _check_torch_spec(path, torch_spec, line, lines)
     return PassEntry(
         name=name, stage=stage, lite=lite, why=why, gated_by=tuple(gated_by),
-        kind=_require_str(path, raw, "kind", line, text, choices=PASS_KINDS, required=False)
+        kind=_require_str(path, raw, "kind", line, lines, choices=PASS_KINDS, required=False)
         or "function",
-        guard=_require_str(path, raw, "guard", line, text, required=False),
+        guard=_require_str(path, raw, "guard", line, lines, required=False),
         torch=torch_spec,
-        source=_require_str(path, raw, "source", line, text, required=False),
+        source=_require_str(path, raw, "source", line, lines, required=False),
         origin=str(path), line=line,
     )
 
 
-def _parse_config(path: Path, raw: dict, line: int, text: str) -> ConfigEntry:
-    _check_fields(path, raw, _CONFIG_FIELDS, line, text, "config")
-    key = _require_str(path, raw, "key", line, text)
-    module = _require_str(path, raw, "module", line, text, choices=tuple(CONFIG_MODULES),
+def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> ConfigEntry:
+    _check_fields(path, raw, _CONFIG_FIELDS, line, lines, "config")
+    key = _require_str(path, raw, "key", line, lines)
+    module = _require_str(path, raw, "module", line, lines, choices=tuple(CONFIG_MODULES),
                           required=False) or "inductor"
     if "lite_value" not in raw:
         raise RegistryError(path, line, f"config '{key}' has no 'lite_value'; add the value lite"
                             " mode forces, e.g. lite_value = false")
-    torch_spec = _require_str(path, raw, "torch", line, text, required=False)
-    _check_torch_spec(path, torch_spec, line, text)
+    torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
+    _check_torch_spec(path, torch_spec, line, lines)
     return ConfigEntry(
         key=key, lite_value=raw["lite_value"], module=module,
-        kind=_require_str(path, raw, "kind", line, text, choices=CONFIG_KINDS, required=False)
+        kind=_require_str(path, raw, "kind", line, lines, choices=CONFIG_KINDS, required=False)
         or "pass_gate",
-        why=_require_str(path, raw, "why", line, text, required=False),
+        why=_require_str(path, raw, "why", line, lines, required=False),
         torch=torch_spec, origin=str(path), line=line,
     )

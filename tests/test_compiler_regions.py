@@ -126,3 +126,101 @@ def test_annotated_zoo_model_trains_close_to_aot_eager():
     for g, r in zip(grads, ref_grads):
         torch.testing.assert_close(g, r)
     assert any("swiglu" in name for name in lite_compiler.last_ledger().region_code)
+
+
+def test_cat_of_slices_region_output_does_not_trip_the_padding_guard():
+    # Inductor probes Layout._pad_strides for region outputs (require_strides) even with
+    # comprehensive_padding off; only real padding is the lite="never" pass pad_strides.
+    def fn(x, w):
+        y = x.sin()
+        with lite_compiler.region(id="r1"):
+            y = torch.cat([y[:, 8:], y[:, :8]], 1)
+        return y, y @ w
+
+    x, w = torch.randn(4, 16, requires_grad=True), torch.randn(16, 16, requires_grad=True)
+    out, mm = compile_lite(fn, fullgraph=True)(x, w)
+    (out.sum() + mm.sum()).backward()
+    assert torch.equal(out, fn(x, w)[0])
+    ledger = lite_compiler.last_ledger()
+    assert "pad_strides" not in ledger.names() and not ledger.refused
+
+
+def test_region_config_turning_padding_on_is_refused():
+    def fn(x):
+        with lite_compiler.region(id="r", comprehensive_padding=True, padding_stride_threshold=0,
+                                  disable_padding_cpu=False):
+            return x.cos() + 1
+
+    with pytest.raises(lite_compiler.LitePassViolation, match="'pad_strides'"):
+        compile_lite(fn, fullgraph=True)(torch.randn(5, 7, 3))
+
+
+def test_random_ops_in_a_region_keep_eager_rng_numerics():
+    from lite_compiler.config import derive_configs, registry
+
+    inductor, _ = derive_configs(registry())
+    assert inductor["fallback_random"] is True  # declared in the registry, not hard-coded
+
+    def fn(x):
+        y = x.sin()
+        with lite_compiler.region(id="r"):
+            y = F.dropout(y, 0.25, training=True) + 0.1 * torch.rand_like(y)
+        return y * 2
+
+    results = []
+    for backend in ("lite", "aot_eager"):
+        torch._dynamo.reset()
+        x = torch.randn(8, 16, generator=torch.Generator().manual_seed(0), requires_grad=True)
+        torch.manual_seed(123)
+        out = torch.compile(fn, backend=backend, fullgraph=True)(x)
+        out.sum().backward()
+        results.append((out, x.grad))
+    (out, grad), (ref, ref_grad) = results
+    assert torch.equal(out, ref) and torch.equal(grad, ref_grad)
+
+
+def _torch_before(major, minor):
+    from lite_compiler.config import torch_release
+
+    return torch_release() < (major, minor)
+
+
+@pytest.mark.parametrize("device", [
+    pytest.param("cpu", marks=pytest.mark.xfail(
+        _torch_before(2, 13), strict=True,
+        reason="Inductor's C++ backend before torch 2.13 drops the to_dtype round trip even"
+               " under emulate_precision_casts (fixed upstream in 2.13, pytorch#185337)")),
+    pytest.param("cuda", marks=[
+        pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU"),
+        pytest.mark.xfail(_torch_before(2, 13), strict=True,
+                          reason="measured on torch 2.11 (H200): the Triton region still drops the"
+                                 " round trip; its convert lowering ignores emulate_precision_casts")]),
+])
+def test_explicit_low_precision_cast_in_a_region_keeps_its_rounding(device):
+    from lite_compiler.config import derive_configs, registry
+
+    assert derive_configs(registry())[0]["emulate_precision_casts"] is True
+
+    def fn(x):
+        with lite_compiler.region(id="r"):
+            return x.to(torch.bfloat16).to(x.dtype) * 1
+
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0)).to(device)
+    assert torch.equal(compile_lite(fn, fullgraph=True)(x), fn(x))
+
+
+def test_dynamic_region_input_sized_by_an_expression_gets_its_symbols():
+    # The conv output's size is an expression in the graph's size symbols that Inductor cannot
+    # solve from the region's tensor inputs; the region must get the SymInts themselves.
+    def fn(x, w):
+        v = F.conv2d(x.reshape(-1, 4, 2, 2), w, padding=1)
+        with lite_compiler.region(id="r"):
+            v = v.cos() * 2
+        return v
+
+    w = torch.randn(4, 4, 3, 3)
+    compiled = compile_lite(fn, dynamic=True, fullgraph=True)
+    for n in (6, 10):
+        x = torch.randn(n, 16)
+        torch.testing.assert_close(compiled(x, w), fn(x, w))
+    assert lite_compiler.last_ledger().region_code
