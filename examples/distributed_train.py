@@ -124,14 +124,14 @@ def build_model(args: Any) -> Any:
 
 # ---- parallelism ---------------------------------------------------------------------------------
 
-def make_mesh(world_size: int, tp: int) -> Any:
+def make_mesh(world_size: int, tp: int, device: str = "cpu") -> Any:
     from torch.distributed.device_mesh import init_device_mesh
 
     if tp <= 1:
-        return init_device_mesh("cpu", (world_size,), mesh_dim_names=("dp",))
+        return init_device_mesh(device, (world_size,), mesh_dim_names=("dp",))
     if world_size % tp:
         raise SystemExit(f"--tp {tp} must divide --world-size {world_size}")
-    return init_device_mesh("cpu", (world_size // tp, tp), mesh_dim_names=("dp", "tp"))
+    return init_device_mesh(device, (world_size // tp, tp), mesh_dim_names=("dp", "tp"))
 
 
 def parallelize(model: Any, mesh: Any, args: Any, backend: str) -> Any:
@@ -167,7 +167,7 @@ def batch(args: Any, step: int, dp_rank: int) -> tuple[Any, Any]:
     import torch
 
     g = torch.Generator().manual_seed(1000 * step + dp_rank)
-    tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=g)
+    tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=g).to(args.device)
     return tokens[:, :-1], tokens[:, 1:]
 
 
@@ -197,7 +197,7 @@ def train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
     torch._dynamo.reset()
     counters.clear()
     lite_compiler.clear_ledgers()
-    model = parallelize(build_model(args), mesh, args, backend)
+    model = parallelize(build_model(args).to(args.device), mesh, args, backend)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=False)
     dp_rank = mesh["dp"].get_local_rank()
     losses, norms, times = [], [], []
@@ -225,7 +225,8 @@ def train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
 def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(args.world_size), OMP_NUM_THREADS="1",
-                      TORCHINDUCTOR_COMPILE_THREADS="1")
+                      TORCHINDUCTOR_COMPILE_THREADS="1",
+                      CUBLAS_WORKSPACE_CONFIG=":4096:8")  # deterministic cuBLAS on GPUs
     import warnings
 
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
@@ -234,10 +235,13 @@ def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
 
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    dist.init_process_group("gloo", rank=rank, world_size=args.world_size)
+    if args.device == "cuda":  # NCCL, one GPU a rank
+        torch.cuda.set_device(rank)
+    dist.init_process_group("nccl" if args.device == "cuda" else "gloo", rank=rank,
+                            world_size=args.world_size)
     outcome: dict[str, Any] = {}
     try:
-        mesh = make_mesh(args.world_size, args.tp)
+        mesh = make_mesh(args.world_size, args.tp, args.device)
         runs = {}
         for backend in args.backends:
             try:
@@ -253,6 +257,22 @@ def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
             Path(result_path).write_text(json.dumps(outcome, indent=2))
     finally:
         dist.destroy_process_group()
+    # Skip C++ static destructors: on a loaded machine one of them (a thread still joinable at
+    # exit) sometimes aborts a rank with "terminate called without an active exception" after
+    # all work and results are done. Nothing is left to clean up here.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _all_gather_on(device: str, outputs: list[Any], tensor: Any) -> None:
+    """all_gather through the process group's device (NCCL needs CUDA tensors), results on the CPU."""
+    import torch.distributed as dist
+
+    moved = [o.to(device) for o in outputs]
+    dist.all_gather(moved, tensor.to(device))
+    for out, got in zip(outputs, moved):
+        out.copy_(got.cpu())
 
 
 def gather_runs(args: Any, runs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -270,7 +290,7 @@ def gather_runs(args: Any, runs: dict[str, Any]) -> list[dict[str, Any]]:
         mine = torch.full((3, n), float("nan"), dtype=torch.float64)
         flag = torch.tensor([1.0 if failed else 0.0], dtype=torch.float64)
         flags = [torch.zeros_like(flag) for _ in range(args.world_size)]
-        dist.all_gather(flags, flag)
+        _all_gather_on(args.device, flags, flag)
         if not failed:
             mine[2] = torch.tensor(run["times"], dtype=torch.float64)
         # losses / norms keep their own dtype: gathered separately so torch.equal is exact
@@ -280,9 +300,9 @@ def gather_runs(args: Any, runs: dict[str, Any]) -> list[dict[str, Any]]:
         ls = [torch.empty_like(lv) for _ in range(args.world_size)]
         ns = [torch.empty_like(nv) for _ in range(args.world_size)]
         ts = [torch.empty_like(mine[2]) for _ in range(args.world_size)]
-        dist.all_gather(ls, lv)
-        dist.all_gather(ns, nv)
-        dist.all_gather(ts, mine[2].contiguous())
+        _all_gather_on(args.device, ls, lv)
+        _all_gather_on(args.device, ns, nv)
+        _all_gather_on(args.device, ts, mine[2].contiguous())
         for r in range(args.world_size):
             if flags[r].item():
                 per_rank[r][b] = run if r == dist.get_rank() else {"error": f"rank {r} failed (see its output)"}
@@ -354,28 +374,18 @@ def run(args: Any) -> dict[str, Any]:
     # Before torch._inductor is imported in the ranks (spawn children inherit this environment).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    for attempt in (1, 2):
-        with tempfile.TemporaryDirectory() as tmp:
-            result = os.path.join(tmp, "result.json")
-            try:
-                mp.spawn(rank_main, args=(args, free_port(), result), nprocs=args.world_size, join=True)
-            except mp.ProcessExitedException as exc:
-                # A rank killed by a signal (seen once on a loaded 2-core box: both ranks
-                # "terminate called without an active exception"): retry once, say so.
-                if attempt == 2 or os.path.exists(result):
-                    raise
-                print(f"warning: {exc}; retrying once with a new port", file=sys.stderr)
-                continue
-            out = json.loads(Path(result).read_text())
-            out["attempts"] = attempt
-            return out
-    raise AssertionError("unreachable")
+    with tempfile.TemporaryDirectory() as tmp:
+        result = os.path.join(tmp, "result.json")
+        mp.spawn(rank_main, args=(args, free_port(), result), nprocs=args.world_size, join=True)
+        return json.loads(Path(result).read_text())
 
 
 def parse_args(argv: list[str] | None = None) -> Any:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: gloo; cuda: NCCL, one GPU a rank (regions compile with Triton)")
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (1: FSDP2 only)")
     p.add_argument("--no-fsdp", dest="fsdp", action="store_false",
                    help="TP only (needs --tp == --world-size)")
