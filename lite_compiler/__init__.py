@@ -47,8 +47,12 @@ def guard_active() -> bool:
 
 
 def _install() -> None:
+    """Check torch and the registry once, at import, so an unsupported torch (or one whose config
+    lacks a key the registry forces) is one clear error here rather than at the first compile."""
+    from lite_compiler.config import derive_configs, registry
     from lite_compiler.mode import install_lite_mode
 
+    derive_configs(registry())
     install_lite_mode()
 
 

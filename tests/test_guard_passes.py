@@ -122,3 +122,18 @@ def test_unsupported_torch_version_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(torch, "__version__", "2.10.0")
     with pytest.raises(lite_compiler.LiteConfigError, match="supports torch 2.11 to 2.14.*2.10.0"):
         check_torch_supported()
+
+
+def test_import_checks_torch_and_registry_keys_with_one_line(tmp_path):
+    """A registry forcing a key this torch lacks fails at `import lite_compiler`, in one line."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[config]]\nkey = "no_such_inductor_key"\nlite_value = false\n')
+    env = {**__import__("os").environ, "LITE_GUARD_REGISTRIES": str(bad)}
+    result = subprocess.run([sys.executable, "-c", "import lite_compiler"], capture_output=True,
+                            text=True, env=env, timeout=300, cwd=tmp_path)
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert "no_such_inductor_key" in last and "install a supported torch" in last
