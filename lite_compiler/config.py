@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from lite_compiler.errors import LiteConfigError
@@ -34,19 +35,30 @@ def check_torch_supported() -> None:
 REGISTRY_ENV = "LITE_GUARD_REGISTRIES"
 
 
-def load_registry(extra_paths: tuple[str, ...] = ()) -> Any:
-    """Shipped + project registries, plus files in $LITE_GUARD_REGISTRIES (os.pathsep-separated)."""
-    import os
-
-    from lite_guard.registry import Registry
-
-    from_env = [p for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
-    return Registry.load(extra_paths=[*from_env, *extra_paths])
+_loaded: dict[tuple, Any] = {}
 
 
 def registry(extra_paths: tuple[str, ...] = ()) -> Any:
-    """Loaded afresh for every compile: a registry edit takes effect at the next compile."""
-    return load_registry(tuple(extra_paths))
+    """The registry for one compile. Parsed once per set of files and their modification times,
+    so an edited registry still takes effect at the next compile without a re-parse per compile."""
+    from lite_guard.registry import Registry, registry_paths
+
+    from_env = [p for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
+    paths = registry_paths(extra_paths=[*from_env, *extra_paths])
+    key = tuple(_stamp(path) for path in paths)
+    if key not in _loaded:
+        loaded = Registry.from_files(paths)  # raises on bad input: nothing is cached then
+        _loaded.clear()
+        _loaded[key] = loaded
+    return _loaded[key]
+
+
+def _stamp(path: Any) -> tuple:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (str(path), None)  # missing: from_files reports it
+    return (str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -110,15 +110,8 @@ class Registry:
         include_project: bool = True,
     ) -> "Registry":
         """Shipped registries, then the project's (``[tool.lite_guard] registries``), then extras."""
-        paths: list[Path] = []
-        if include_shipped:
-            paths += shipped_registry_files()
-        if include_project:
-            from lite_guard.project_config import load_project_config
-
-            paths += load_project_config(project_root).registries
-        paths += [Path(p) for p in extra_paths]
-        return cls.from_files(paths)
+        return cls.from_files(registry_paths(extra_paths, project_root, include_shipped,
+                                             include_project))
 
     @classmethod
     def from_files(cls, paths: Iterable[str | Path]) -> "Registry":
@@ -190,6 +183,23 @@ class Registry:
 
 def shipped_registry_files() -> list[Path]:
     return sorted(SHIPPED_DIR.glob("*.toml"))
+
+
+def registry_paths(
+    extra_paths: Iterable[str | Path] = (),
+    project_root: str | Path | None = None,
+    include_shipped: bool = True,
+    include_project: bool = True,
+) -> list[Path]:
+    """The registry files in use, in load order."""
+    paths: list[Path] = []
+    if include_shipped:
+        paths += shipped_registry_files()
+    if include_project:
+        from lite_guard.project_config import load_project_config
+
+        paths += load_project_config(project_root).registries
+    return paths + [Path(p) for p in extra_paths]
 
 
 # ---- parsing and validation -------------------------------------------------------------

@@ -137,3 +137,16 @@ def test_import_checks_torch_and_registry_keys_with_one_line(tmp_path):
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert "no_such_inductor_key" in last and "install a supported torch" in last
+
+
+def test_registry_is_parsed_once_and_reloaded_when_a_file_changes(tmp_path, monkeypatch):
+    from lite_compiler.config import REGISTRY_ENV, registry
+
+    team = tmp_path / "team.toml"
+    team.write_text('[[pass]]\nname = "team_pass"\nstage = "post_grad"\nlite = "never"\n')
+    monkeypatch.setenv(REGISTRY_ENV, str(team))
+    first = registry()
+    assert registry() is first and first.get_pass("team_pass").lite == "never"
+    team.write_text('[[pass]]\nname = "team_pass"\nstage = "post_grad"\nlite = "always"\n'
+                    'why = "now allowed"\n')
+    assert registry().get_pass("team_pass").lite == "always"
