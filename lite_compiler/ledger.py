@@ -79,7 +79,7 @@ def last_ledger(mode: str | None = "lite") -> Ledger | None:
 
 
 def all_ledgers(mode: str | None = None) -> list[Ledger]:
-    return [l for l in _ALL if mode is None or l.mode == mode]
+    return [ledger for ledger in _ALL if mode is None or ledger.mode == mode]
 
 
 def clear_ledgers() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 

@@ -149,7 +149,8 @@ ZOO: dict[str, ZooEntry] = {
 }
 
 
-def build(name: str, dtype: torch.dtype = torch.float32, annotate: bool = False) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def build(name: str, dtype: torch.dtype = torch.float32,
+          annotate: bool = False) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """A freshly seeded model and its example inputs, identical on every call."""
     entry = ZOO[name]
     torch.manual_seed(0)

@@ -164,8 +164,8 @@ def test_injected_pass_or_config_is_reported_and_nothing_else(form, copy_linter,
 
 def test_injected_nested_class_config_is_reported(copy_linter, torch_copy):
     path = torch_copy / "_inductor/config.py"
-    original = _mutate(path, lambda t: t.replace("class triton:\n", "class triton:\n"
-                                                  "    reorder_inj_nested = True\n", 1))
+    original = _mutate(path, lambda t: t.replace(
+        "class triton:\n", "class triton:\n    reorder_inj_nested = True\n", 1))
     try:
         findings = copy_linter().findings
     finally:

@@ -282,6 +282,8 @@ _DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n
 def _defined(text: str) -> set[str]:
     """Functions, classes (any depth) and module-level assignments of a source file."""
     return {a or b for a, b in _DEF_RE.findall(text)}
+
+
 _INTERESTING = re.compile(r"GraphTransformObserver|PatternMatcherPass|register_fusion|class \w+\([^)]*Custom"
                           r"|pass_execution_and_save")
 

@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"lite_guard trace: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"script": args.script, "lite": [l.to_dict() for l in lite],
-                          "default": [l.to_dict() for l in default],
+        print(json.dumps({"script": args.script, "lite": [ledger.to_dict() for ledger in lite],
+                          "default": [ledger.to_dict() for ledger in default],
                           "violation": str(violation) if violation else None}, indent=2))
     else:
         _print_tables(lite, violation)
@@ -137,8 +137,8 @@ def _rows(ledgers: list[Any]) -> str:
 def render_html(script: str, default: list[Any], lite: list[Any], violation: BaseException | None) -> str:
     head = "<tr><th>pass</th><th>stage</th><th>graph</th><th>lite flag</th><th>verdict</th><th>ms</th></tr>"
     note = (f"<p class='bad'>LitePassViolation: {html.escape(str(violation))}</p>" if violation else "")
-    default_names = {e.name for l in default for e in l}
-    lite_names = {e.name for l in lite for e in l}
+    default_names = {e.name for ledger in default for e in ledger}
+    lite_names = {e.name for ledger in lite for e in ledger}
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>lite_guard trace {html.escape(script)}</title>
 <style>
