@@ -140,3 +140,21 @@ def test_flex_attention_region_compiles_on_gpu():
     x = torch.randn(1, 1, 128, 64, device="cuda", requires_grad=True)
     compile_lite(fn, fullgraph=True)(x).sum().backward()
     assert any("triton" in code for code in lite_compiler.last_ledger().region_code.values())
+
+
+def test_trace_command_line_prints_the_ledger_table(tmp_path):
+    """The real `lite_guard trace` entry point, as a user types it."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text("import torch, lite_compiler\n"
+                      "def f(x):\n"
+                      "    with lite_compiler.region(id='r'):\n"
+                      "        return x.cos() * 2\n"
+                      "torch.compile(f, mode='lite')(torch.randn(4))\n")
+    result = subprocess.run([sys.executable, "-m", "lite_guard", "trace", str(script)],
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                            env={**__import__("os").environ, "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "regional_inductor" in result.stdout and "allowed" in result.stdout

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print the ledgers as JSON")
     parser.add_argument("--html", metavar="PAGE", help="write default vs lite side by side to PAGE")
     add_registry_args(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,7 +112,7 @@ def _print_tables(ledgers: list[Any], violation: BaseException | None) -> None:
     for ledger in ledgers:
         table = Table(title=f"lite compile {ledger.graph_name}: {len(ledger)} passes")
         for column in ("pass", "stage", "graph", "lite", "verdict", "ms"):
-            table.add_column(column, justify="right" if column == "ms" else "left")
+            table.add_column(column, justify="right" if column == "ms" else "left", overflow="fold")
         for e in ledger:
             verdict = "[green]allowed[/]" if e.allowed else f"[bold red]refused[/] {e.reason}"
             table.add_row(e.name, e.stage, e.graph, e.lite, verdict, f"{e.seconds * 1e3:.2f}")
