@@ -153,8 +153,11 @@ def test_trace_command_line_prints_the_ledger_table(tmp_path):
                       "    with lite_compiler.region(id='r'):\n"
                       "        return x.cos() * 2\n"
                       "torch.compile(f, mode='lite')(torch.randn(4))\n")
-    result = subprocess.run([sys.executable, "-m", "lite_guard", "trace", str(script)],
+    page = tmp_path / "trace.html"
+    result = subprocess.run([sys.executable, "-m", "lite_guard", "trace", "--html", str(page), str(script)],
                             capture_output=True, text=True, timeout=600, cwd=tmp_path,
                             env={**__import__("os").environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert "regional_inductor" in result.stdout and "allowed" in result.stdout
+    # The default-mode side really is default mode, although the script asks for mode="lite".
+    assert "post_grad_passes" in page.read_text()

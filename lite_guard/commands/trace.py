@@ -83,6 +83,16 @@ def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseExc
             kwargs = {**kwargs, "backend": lite_backend, "mode": None, "options": None}
         return original_compile(model, *a, **kwargs)
 
+    upstream_compile = getattr(original_compile, "__wrapped__", original_compile)
+
+    def compile_in_default(model: Any = None, *a: Any, **kwargs: Any) -> Any:
+        # The same script as plain Inductor: what would default mode have run?
+        if kwargs.get("mode") == "lite":
+            kwargs = {**kwargs, "mode": None}
+        if kwargs.get("backend") in ("lite", lite_backend):
+            kwargs = {**kwargs, "backend": "inductor"}
+        return upstream_compile(model, *a, **kwargs)
+
     violation: BaseException | None = None
     saved_argv = sys.argv
     sys.argv = [args.script, *args.script_args]
@@ -91,6 +101,7 @@ def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseExc
             torch.compile = compile_in_lite
             runpy.run_path(args.script, run_name="__main__")
         else:
+            torch.compile = compile_in_default
             with lite_compiler.observe("default"):
                 runpy.run_path(args.script, run_name="__main__")
     except lite_compiler.LitePassViolation as exc:
