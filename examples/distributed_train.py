@@ -10,6 +10,19 @@ per-step differences are reported instead. Steps/s are reported for both backend
     .venv/bin/python examples/distributed_train.py --steps 10 --world-size 2
     .venv/bin/python examples/distributed_train.py --steps 10 --world-size 2 --tp 2
     .venv/bin/python examples/distributed_train.py --steps 10 --regions --json out.json
+    .venv/bin/python examples/distributed_train.py --steps 4 --world-size 4 --tp 2   # dp=2 x tp=2
+    .venv/bin/python examples/distributed_train.py --steps 2 --tp 2 --sequence-parallel \
+        --registry examples/opt_in_bucketing/lite_guard.toml \
+        --custom-pass examples/opt_in_bucketing/bucketing_pass.py:BucketAllGathers
+
+``--sequence-parallel`` shards the sequence between the TP ranks (SequenceParallel norms,
+Colwise/RowwiseParallel with Shard(1) in/out), so the compiled graphs hold funcol all_gather and
+reduce_scatter. ``--region-scope block`` puts the whole block body, collectives included, in the
+region. ``--inductor-config KEY=VALUE`` patches ``torch._inductor.config`` around compile and
+training on every rank; ``--custom-pass FILE.py:NAME`` installs a user pass as
+``post_grad_custom_post_pass``; ``--registry FILE.toml`` adds a user registry
+(``$LITE_GUARD_REGISTRIES``). The lite run's ledger (rank 0) is in the report. See
+docs/distributed.md.
 
 How the parallelism is applied (the torchtitan order): TP (``parallelize_module`` with
 Colwise/RowwiseParallel on the "tp" mesh dimension) first, then each block is compiled in place
@@ -60,9 +73,11 @@ def build_model(args: Any) -> Any:
         head_dim)`` so that colwise TP (each rank holds whole heads) needs no model change."""
 
         def __init__(self, layer_id: int, dim: int, heads: int, hidden: int, regions: bool,
-                     region_configs: dict[str, Any]):
+                     region_configs: dict[str, Any], region_scope: str = "act"):
             super().__init__()
             self.layer_id, self.head_dim, self.regions = layer_id, dim // heads, regions
+            self.act_region = regions and region_scope == "act"
+            self.block_region = regions and region_scope == "block"
             self.region_configs = dict(region_configs)
             self.region_id = f"block{layer_id}"  # a str attribute: Dynamo keeps it a constant
             self.attn_norm, self.mlp_norm = RMSNorm(dim), RMSNorm(dim)
@@ -78,14 +93,18 @@ def build_model(args: Any) -> Any:
             self.register_buffer("cos", torch.cat((freqs, freqs), -1).cos(), persistent=False)
             self.register_buffer("sin", torch.cat((freqs, freqs), -1).sin(), persistent=False)
 
-        def _region(self) -> Any:
-            if not self.regions:
+        def _region(self, on: bool) -> Any:
+            if not on:
                 return contextlib.nullcontext()
             import lite_compiler
 
             return lite_compiler.region(id=self.region_id, **self.region_configs)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
+            with self._region(self.block_region):  # --region-scope block: all of it
+                return self._forward(x)
+
+        def _forward(self, x: torch.Tensor) -> torch.Tensor:
             b, s, _ = x.shape
             h = self.attn_norm(x)
             q = self.wq(h).view(b, s, -1, self.head_dim)
@@ -98,7 +117,7 @@ def build_model(args: Any) -> Any:
             x = x + self.wo(o.transpose(1, 2).reshape(b, s, -1))
             h = self.mlp_norm(x)
             gate, up = self.w1(h), self.w3(h)
-            with self._region():
+            with self._region(self.act_region):  # --region-scope act (default)
                 act = F.silu(gate) * up
             return x + self.w2(act)
 
@@ -107,7 +126,8 @@ def build_model(args: Any) -> Any:
             super().__init__()
             self.tok_embeddings = nn.Embedding(args.vocab, args.dim)
             self.layers = nn.ModuleList(
-                Block(i, args.dim, args.heads, args.hidden, args.regions, args.region_configs)
+                Block(i, args.dim, args.heads, args.hidden, args.regions, args.region_configs,
+                      args.region_scope)
                 for i in range(args.layers))
             self.norm = RMSNorm(args.dim)
             self.output = nn.Linear(args.dim, args.vocab, bias=False)
@@ -145,11 +165,31 @@ def parallelize(model: Any, mesh: Any, args: Any, backend: str) -> Any:
             parallelize_module,
         )
 
-        plan = {name: ColwiseParallel() for name in ("wq", "wk", "wv", "w1", "w3")}
-        plan.update({"wo": RowwiseParallel(), "w2": RowwiseParallel()})
         tp_mesh = mesh["tp"]  # one object: a fresh slice per block would fail Dynamo's guard
-        for block in model.layers:
-            parallelize_module(block, tp_mesh, plan)
+        if args.sequence_parallel:
+            from torch.distributed.tensor import Replicate, Shard
+            from torch.distributed.tensor.parallel import PrepareModuleInputOutput, SequenceParallel
+
+            # The residual stream is sharded on the sequence (Shard(1)) inside each block: the
+            # norms run on the shard, the colwise projections all-gather their input, the
+            # rowwise ones reduce-scatter their output; the block returns a replicated tensor.
+            edges = PrepareModuleInputOutput(
+                input_layouts=(Replicate(),), desired_input_layouts=(Shard(1),),
+                use_local_input=False, output_layouts=(Shard(1),),
+                desired_output_layouts=(Replicate(),), use_local_output=True)
+            plan = {name: ColwiseParallel(input_layouts=Shard(1))
+                    for name in ("wq", "wk", "wv", "w1", "w3")}
+            plan.update({name: RowwiseParallel(output_layouts=Shard(1), use_local_output=False)
+                         for name in ("wo", "w2")})
+            plan.update({name: SequenceParallel() for name in ("attn_norm", "mlp_norm")})
+            for block in model.layers:
+                parallelize_module(block, tp_mesh, edges)
+                parallelize_module(block, tp_mesh, plan)
+        else:
+            plan = {name: ColwiseParallel() for name in ("wq", "wk", "wv", "w1", "w3")}
+            plan.update({"wo": RowwiseParallel(), "w2": RowwiseParallel()})
+            for block in model.layers:
+                parallelize_module(block, tp_mesh, plan)
     for block in model.layers:
         block.compile(backend=backend, fullgraph=args.tp <= 1)
     if args.fsdp:
@@ -185,10 +225,65 @@ def grad_norm(model: Any) -> Any:
     return torch.linalg.vector_norm(torch.stack(norms))
 
 
+def load_custom_pass(spec: str) -> Any:
+    """``FILE.py:NAME`` or ``package.module:NAME``; a class is instantiated (a CustomGraphPass)."""
+    import importlib
+    import importlib.util
+
+    target, _, name = spec.rpartition(":")
+    if not target or not name:
+        raise SystemExit(f"--custom-pass {spec!r}: expected FILE.py:NAME or module:NAME")
+    if target.endswith(".py"):
+        path = Path(target).resolve()
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise SystemExit(f"--custom-pass {spec!r}: cannot load {path}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    obj = getattr(module, name)
+    return obj() if isinstance(obj, type) else obj
+
+
+def inductor_patch(args: Any) -> dict[str, Any]:
+    """What every rank patches into torch._inductor.config for the whole run (both backends)."""
+    patch = dict(args.inductor_configs)
+    if args.custom_pass:
+        patch["post_grad_custom_post_pass"] = load_custom_pass(args.custom_pass)
+    return patch
+
+
+COLLECTIVES = ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce", "wait_tensor")
+
+
+def ledger_summary(ledgers: list[Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+    """(the passes the guard saw, deduplicated by name/graph kind/verdict; funcol ops counted in
+    each graph the lite compiler handed back, by fw/bw)."""
+    import re
+
+    passes: dict[tuple[Any, ...], dict[str, Any]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for ledger in ledgers:
+        for e in ledger.entries:
+            kind = e.graph.split("/", 1)[1] if "/" in e.graph else e.graph
+            key = (e.name, kind, e.allowed)
+            row = passes.setdefault(key, {"name": e.name, "stage": e.stage, "graph": kind,
+                                          "allowed": e.allowed, "lite": e.lite, "kind": e.kind,
+                                          "reason": e.reason, "count": 0})
+            row["count"] += 1
+        codes = [(graph.rsplit("/", 1)[-1], code) for graph, code in ledger.graph_code.items()]
+        codes += [("region", code) for code in ledger.region_code.values()]  # Inductor output code
+        for kind, code in codes:
+            per = counts.setdefault(kind, {c: 0 for c in COLLECTIVES})
+            for c in COLLECTIVES:
+                per[c] += len(re.findall(rf"_c10d_functional\.{c}\b", code))
+    return list(passes.values()), counts
+
+
 def train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
     import torch
-    import torch.distributed as dist
-    import torch.nn.functional as F
 
     import lite_compiler  # noqa: F401  (registers backend="lite")
 
@@ -197,6 +292,26 @@ def train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
     torch._dynamo.reset()
     counters.clear()
     lite_compiler.clear_ledgers()
+    with torch._inductor.config.patch(inductor_patch(args)):
+        try:
+            return _train(args, backend, mesh)
+        finally:
+            ledgers = lite_compiler.all_ledgers("lite") if backend == "lite" else []
+            LAST_LEDGER[:] = [ledger_summary(ledgers)]
+
+
+LAST_LEDGER: list[Any] = []  # (passes, collective counts) of the last train(), kept on failure too
+
+
+def _train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+
+    import lite_compiler
+
+    from torch._dynamo.utils import counters
+
     model = parallelize(build_model(args).to(args.device), mesh, args, backend)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=False)
     dp_rank = mesh["dp"].get_local_rank()
@@ -222,11 +337,20 @@ def train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
     return {"losses": losses, "norms": norms, "times": times, "region_graphs": regions, **stats}
 
 
+def _with_ledger(run: dict[str, Any]) -> dict[str, Any]:
+    passes, collectives = LAST_LEDGER[0] if LAST_LEDGER else ([], {})
+    return {**run, "ledger": passes, "collectives": collectives}
+
+
 def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(args.world_size), OMP_NUM_THREADS="1",
                       TORCHINDUCTOR_COMPILE_THREADS="1",
                       CUBLAS_WORKSPACE_CONFIG=":4096:8")  # deterministic cuBLAS on GPUs
+    if args.registry:  # user registries, read by every lite compile (lite_compiler.config)
+        os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
+            [*filter(None, os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep)),
+             *(str(Path(r).resolve()) for r in args.registry)])
     import warnings
 
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
@@ -245,12 +369,12 @@ def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
         runs = {}
         for backend in args.backends:
             try:
-                runs[backend] = train(args, backend, mesh)
+                runs[backend] = _with_ledger(train(args, backend, mesh))
             except Exception as exc:  # reported, not hidden: e.g. LitePassViolation
-                runs[backend] = {"error": f"{type(exc).__name__}: {exc}",
-                                 "error_type": type(exc).__name__,
-                                 "pass_name": getattr(exc, "pass_name", None),
-                                 "traceback": traceback.format_exc()}
+                runs[backend] = _with_ledger({"error": f"{type(exc).__name__}: {exc}",
+                                              "error_type": type(exc).__name__,
+                                              "pass_name": getattr(exc, "pass_name", None),
+                                              "traceback": traceback.format_exc()})
         gathered = gather_runs(args, runs)  # rank 0 sees every rank's tensors
         if rank == 0:
             outcome = summarize(args, gathered)
@@ -308,7 +432,8 @@ def gather_runs(args: Any, runs: dict[str, Any]) -> list[dict[str, Any]]:
                 per_rank[r][b] = run if r == dist.get_rank() else {"error": f"rank {r} failed (see its output)"}
             else:
                 per_rank[r][b] = {"losses": list(ls[r]), "norms": list(ns[r]), "times": ts[r].tolist(),
-                                  **{k: run.get(k) for k in ("region_graphs", "graphs", "graph_breaks")}}
+                                  **{k: run.get(k) for k in ("region_graphs", "graphs", "graph_breaks",
+                                                             "ledger", "collectives")}}
     return per_rank
 
 
@@ -330,14 +455,15 @@ def summarize(args: Any, per_rank: list[dict[str, Any]]) -> dict[str, Any]:
         out["error_types"] = {b: per_rank[0].get(b, {}).get("error_type") for b in errors}
         out["pass_names"] = {b: per_rank[0].get(b, {}).get("pass_name") for b in errors}
         out["tracebacks"] = {b: per_rank[0].get(b, {}).get("traceback") for b in errors}
+        out["ledgers"] = {b: per_rank[0].get(b, {}).get("ledger") for b in args.backends}
         out["ok"] = False
         return out
     for b in args.backends:
         # the slowest rank's step time is the step time
         times = [max(r[b]["times"][i] for r in per_rank) for i in range(args.steps)]
         out["backends"][b] = _rate(times)
-        for k in ("region_graphs", "graphs", "graph_breaks"):
-            out["backends"][b][k] = per_rank[0][b][k]
+        for k in ("region_graphs", "graphs", "graph_breaks", "ledger", "collectives"):
+            out["backends"][b][k] = per_rank[0][b][k]  # rank 0's (ledger: of its lite compiles)
     if len(args.backends) < 2:
         out["ok"] = True
         return out
@@ -393,6 +519,19 @@ def parse_args(argv: list[str] | None = None) -> Any:
     p.add_argument("--region-config", action="append", default=[], metavar="KEY=VALUE",
                    help="an Inductor config for every region (implies --regions), e.g."
                         " reorder_for_compute_comm_overlap=True: lite mode must refuse it")
+    p.add_argument("--sequence-parallel", action="store_true",
+                   help="with --tp: shard the sequence too (all_gather/reduce_scatter in the graphs)")
+    p.add_argument("--region-scope", choices=("act", "block"), default="act",
+                   help="what a region covers: the SwiGLU activation, or the whole block body"
+                        " (its TP collectives included)")
+    p.add_argument("--inductor-config", action="append", default=[], metavar="KEY=VALUE",
+                   help="patch torch._inductor.config on every rank for the whole run (outside"
+                        " regions too), e.g. bucket_all_gathers_fx=all")
+    p.add_argument("--custom-pass", metavar="FILE.py:NAME",
+                   help="install a user pass (a CustomGraphPass class or instance, or a function)"
+                        " as post_grad_custom_post_pass on every rank")
+    p.add_argument("--registry", action="append", default=[], metavar="FILE.toml",
+                   help="an extra lite-guard registry (e.g. one that allows --custom-pass)")
     p.add_argument("--json", metavar="OUT", help="write the full per-step report here")
     p.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
     p.add_argument("--bench-md", metavar="BENCHMARKS.md",
@@ -407,15 +546,23 @@ def parse_args(argv: list[str] | None = None) -> Any:
     p.add_argument("--seq", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    args.region_configs = {}
-    for item in args.region_config:
+    args.region_configs = _key_values(args.region_config)
+    args.inductor_configs = _key_values(args.inductor_config)
+    args.regions = args.regions or bool(args.region_configs) or args.region_scope != "act"
+    if args.sequence_parallel and args.tp <= 1:
+        p.error("--sequence-parallel needs --tp > 1")
+    return args
+
+
+def _key_values(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
         key, _, value = item.partition("=")
         try:
-            args.region_configs[key] = ast.literal_eval(value)
+            out[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            args.region_configs[key] = value
-    args.regions = args.regions or bool(args.region_configs)
-    return args
+            out[key] = value
+    return out
 
 
 def report(out: dict[str, Any]) -> str:

@@ -1,6 +1,8 @@
-"""Lite mode under torch.distributed (gloo, CPU, world size 2): FSDP2 and FSDP2+TP training is
-bitwise identical to aot_eager at every step, and a distributed reorder pass forced on inside a
-region is refused by the guard. Drives examples/distributed_train.py (one mp.spawn per test)."""
+"""Lite mode under torch.distributed (gloo, CPU, world size 2 and 4): FSDP2, FSDP2+TP and a 2-D
+dp=2 x tp=2 mesh train bitwise identically to aot_eager at every step; distributed reorder and
+bucketing passes forced on are refused by the guard (or, outside regions, never run); a user's
+bucketing pass opted in through their own registry runs and is in the ledger. Drives
+examples/distributed_train.py (one mp.spawn per run). See docs/distributed.md."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+OPT_IN = EXAMPLES / "opt_in_bucketing"
+SP = ("--tp", "2", "--sequence-parallel")  # TP with all_gather / reduce_scatter in the graphs
 
 
 def _gloo_or_skip() -> None:
@@ -38,19 +42,19 @@ def example():
     return distributed_train
 
 
-def _run(example, *argv: str) -> dict:
+def _run(example, *argv: str, world_size: int = 2) -> dict:
     try:
-        return example.run(example.parse_args(["--world-size", "2", *argv]))
+        return example.run(example.parse_args(["--world-size", str(world_size), *argv]))
     except OSError as exc:  # pragma: no cover - sandbox without sockets / shared memory
         pytest.skip(f"cannot start a gloo process group here: {exc}")
 
 
-def _assert_bitwise_every_step(out: dict, steps: int) -> None:
+def _assert_bitwise_every_step(out: dict, steps: int, world_size: int = 2) -> None:
     assert not out.get("errors"), out.get("tracebacks")
     assert len(out["steps"]) == steps
     for row in out["steps"]:
         for what in ("loss", "grad_norm"):
-            assert len(row[what]) == 2  # both ranks gathered to rank 0
+            assert len(row[what]) == world_size  # every rank gathered to rank 0
             for entry in row[what]:
                 assert entry["bitwise_equal"], f"step {row['step']} rank {entry['rank']} {what}: {entry}"
     assert out["bitwise_equal_every_step"] is True
@@ -95,3 +99,104 @@ def test_distributed_reorder_pass_forced_on_in_a_region_is_refused(example):
     assert out["pass_names"] == {"lite": "reorder_compute_and_comm_for_overlap"}
     assert "lite mode refused pass 'reorder_compute_and_comm_for_overlap'" in out["errors"]["lite"]
     assert "region[block0]" in out["errors"]["lite"]
+
+
+# ---- world size 4: a 2-D mesh ------------------------------------------------------------------
+
+def test_world_size_4_fsdp2_dp2_x_tp2_lite_is_bitwise_aot_eager_every_step(example):
+    # 4 gloo ranks on a (dp=2, tp=2) mesh: FSDP2 shards on dp, TP on tp; each dp group sees its
+    # own batch. About 15 s on 2 CPU cores, so it is not marked slow.
+    out = _run(example, "--steps", "2", "--tp", "2", world_size=4)
+    assert out["config"]["world_size"] == 4
+    _assert_bitwise_every_step(out, 2, world_size=4)
+
+
+# ---- guard coverage: collective bucketing ------------------------------------------------------
+
+def _ledger_names(out: dict, backend: str = "lite") -> set[str]:
+    return {e["name"] for e in out["backends"][backend]["ledger"]}
+
+
+@pytest.fixture(scope="module")
+def sp_lite(example):
+    """Sequence-parallel TP, lite only, nothing opted in: the reference collective counts."""
+    out = _run(example, "--steps", "1", "--backends", "lite", *SP)
+    assert not out.get("errors"), out.get("tracebacks")
+    return out
+
+
+def test_sequence_parallel_graphs_hold_all_gather_and_reduce_scatter(sp_lite):
+    counts = sp_lite["backends"]["lite"]["collectives"]
+    for kind in ("fw", "bw"):
+        assert counts[kind]["all_gather_into_tensor"] >= 1, counts
+        assert counts[kind]["reduce_scatter_tensor"] >= 1, counts
+    assert counts["bw"]["reduce_scatter_tensor"] >= 2  # independent ones: something to bucket
+
+
+def test_bucketing_forced_on_in_a_tp_region_is_refused_at_post_grad_passes(example):
+    # The whole block body is the region, so its TP all_gathers / reduce_scatters are compiled by
+    # Inductor (first run). Forcing FX bucketing on in that region needs Inductor's post-grad
+    # pipeline, the only place torch runs it (fx_passes/post_grad.py, observers
+    # "bucket_all_gathers" / "bucket_reduce_scatters"); the guard refuses that pipeline's driver
+    # `post_grad_passes` (registered lite = "never") before any bucketing sub-pass can run.
+    ok = _run(example, "--steps", "1", "--backends", "lite", *SP, "--region-scope", "block")
+    assert not ok.get("errors"), ok.get("tracebacks")
+    assert ok["backends"]["lite"]["collectives"]["region"]["all_gather_into_tensor"] > 0
+    assert ok["backends"]["lite"]["collectives"]["region"]["reduce_scatter_tensor"] > 0
+    out = _run(example, "--steps", "1", "--backends", "lite", *SP, "--region-scope", "block",
+               "--region-config", "use_post_grad_passes=True",
+               "--region-config", "bucket_all_gathers_fx='all'",
+               "--region-config", "bucket_reduce_scatters_fx='all'")
+    assert out["error_types"] == {"lite": "LitePassViolation"}, out.get("tracebacks")
+    assert out["pass_names"] == {"lite": "post_grad_passes"}
+    assert "lite mode refused pass 'post_grad_passes'" in out["errors"]["lite"]
+    assert "region[block0]" in out["errors"]["lite"]
+    refused = [e for e in out["ledgers"]["lite"] if not e["allowed"]]
+    assert [e["name"] for e in refused] == ["post_grad_passes"]
+    assert not any(e["name"].startswith("bucket_") for e in out["ledgers"]["lite"])
+
+
+def test_bucketing_and_overlap_configs_outside_regions_never_run(example, sp_lite):
+    # torch._inductor.config.patch(...) of the bucketing / overlap-scheduling configs while
+    # compiling with backend="lite": outside regions the lite compiler runs aot_eager's graph and
+    # never Inductor's post-grad pipeline, so the passes cannot run. Nothing is refused, nothing
+    # is bucketed, numerics stay bitwise aot_eager's.
+    out = _run(example, "--steps", "2", *SP,
+               "--inductor-config", "bucket_all_gathers_fx='all'",
+               "--inductor-config", "bucket_reduce_scatters_fx='all'",
+               "--inductor-config", "aten_distributed_optimizations.enable_overlap_scheduling=True")
+    _assert_bitwise_every_step(out, 2)
+    names = _ledger_names(out)
+    assert not any(n.startswith("bucket_") or n == "overlap_scheduling" for n in names), names
+    assert out["backends"]["lite"]["collectives"] == sp_lite["backends"]["lite"]["collectives"]
+
+
+# ---- opt-in: a user bucketing pass allowed by the user's registry -------------------------------
+
+OPT_IN_PASS = f"{OPT_IN / 'bucketing_pass.py'}:BucketReduceScatters"
+OPT_IN_REGISTRY = str(OPT_IN / "lite_guard.toml")
+
+
+def test_opt_in_bucketing_pass_runs_in_lite_and_is_in_the_ledger(example, sp_lite):
+    out = _run(example, "--steps", "2", *SP, "--custom-pass", OPT_IN_PASS,
+               "--registry", OPT_IN_REGISTRY)
+    # aot_eager ignores Inductor's custom passes; with 2 ranks a bucketed reduce-scatter adds the
+    # same two values per element, so lite stays bitwise equal even with the pass on.
+    _assert_bitwise_every_step(out, 2)
+    rows = [e for e in out["backends"]["lite"]["ledger"] if e["name"] == "BucketReduceScatters"]
+    assert {e["graph"] for e in rows} == {"fw", "bw"}, rows
+    for e in rows:
+        assert e["allowed"] is True and e["lite"] == "always" and e["stage"] == "post_grad"
+        assert e["kind"] == "custom_hook"
+    before = sp_lite["backends"]["lite"]["collectives"]["bw"]["reduce_scatter_tensor"]
+    after = out["backends"]["lite"]["collectives"]["bw"]["reduce_scatter_tensor"]
+    assert after < before, (before, after)  # it really bucketed
+
+
+def test_opt_in_bucketing_pass_without_the_registry_entry_is_refused(example):
+    out = _run(example, "--steps", "1", "--backends", "lite", *SP, "--custom-pass", OPT_IN_PASS)
+    assert out["error_types"] == {"lite": "LitePassViolation"}, out.get("tracebacks")
+    assert out["pass_names"] == {"lite": "BucketReduceScatters"}
+    assert "no registry names this pass" in out["errors"]["lite"]
+    refused = [e for e in out["ledgers"]["lite"] if not e["allowed"]]
+    assert [(e["name"], e["lite"]) for e in refused] == [("BucketReduceScatters", "unregistered")]
