@@ -16,13 +16,14 @@ from lite_compiler.errors import (
     LiteConfigError,
     LitePassViolation,
     LiteRegionConfigError,
+    LiteSettingOverridden,
 )
 from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
 
 __all__ = [
     "Ledger", "LedgerEntry", "LiteCompilerError", "LiteConfigError", "LitePassViolation",
-    "LiteRegionConfigError", "all_ledgers", "guard_active", "clear_ledgers", "last_ledger", "lite_backend",
-    "observe", "region",
+    "LiteRegionConfigError", "LiteSettingOverridden", "all_ledgers", "guard_active", "clear_ledgers",
+    "last_ledger", "lite_backend", "observe", "region",
 ]
 
 

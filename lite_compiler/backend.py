@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from lite_compiler import guard
-from lite_compiler.config import derive_configs, registry
+from lite_compiler.config import derive_configs, registry, user_settings_overridden
 from lite_compiler.decomposition import selective_decomposition_table
-from lite_compiler.ledger import Ledger, new_ledger
+from lite_compiler.errors import LiteSettingOverridden
+from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
 from lite_compiler.regions import compile_regions
 
 _frame_ids = itertools.count()
@@ -32,6 +34,18 @@ class LiteCompiler:
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
         self.frame = f"graph{next(_frame_ids)}"
         self.ledger: Ledger = new_ledger("lite", self.frame)
+        self._record_overridden_settings()
+
+    def _record_overridden_settings(self) -> None:
+        """A lite-off optimization the user switched on globally does not run in lite mode: the
+        ledger and a warning say so, rather than the setting being silently ignored."""
+        for key, user_value, lite_value in user_settings_overridden(self.inductor_config):
+            reason = (f"torch._inductor.config.{key} = {user_value!r} is overridden: lite mode"
+                      f" forces {lite_value!r} (registry); annotate a region with"
+                      f" lite_compiler.region(..., **{{{key!r}: {user_value!r}}}) to ask for it there")
+            self.ledger.add(LedgerEntry(name=f"config {key}", stage="config", graph=self.frame,
+                                        allowed=False, lite="never", kind="config", reason=reason))
+            warnings.warn(reason, LiteSettingOverridden, stacklevel=2)
 
     @contextlib.contextmanager
     def active(self, graph: str) -> Any:

@@ -80,3 +80,20 @@ def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
                 " the lite-guard registry needs; install a supported torch (2.11-2.14) or mark the"
                 " config entry with a torch = \"...\" range in the registry")
     return inductor, {**functorch, **FUNCTORCH_FIXED_CONFIG}
+
+
+def user_settings_overridden(patch: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(key, the user's value, the lite value) for every config in ``patch`` that the user set
+    away from torch's default: lite mode overrides them, and says so instead of ignoring them."""
+    import torch._inductor.config as inductor_config
+
+    current = inductor_config.get_config_copy()
+    overridden = []
+    for key, lite_value in patch.items():
+        entry = inductor_config._config.get(key)
+        if entry is None or key not in current:
+            continue
+        user_value = current[key]
+        if user_value != lite_value and user_value != entry.default:
+            overridden.append((key, user_value, lite_value))
+    return overridden

@@ -55,3 +55,7 @@ class LitePassViolation(LiteCompilerError):
             "If the pass is safe in lite mode, register it in a registry file listed under"
             " [tool.lite_guard] registries in your pyproject.toml:\n" + snippet
         )
+
+
+class LiteSettingOverridden(UserWarning):
+    """A global Inductor setting the registry keeps off in lite mode was overridden."""

@@ -34,7 +34,7 @@ def test_new_observer_pass_injected_into_inductor_is_refused(monkeypatch):
 
 
 def test_reorder_pass_re_enabled_by_config_is_refused():
-    with torch._inductor.config.patch(reorder_for_peak_memory=True), \
+    with torch._inductor.config.patch(freezing=True), \
             pytest.raises(lite_compiler.LitePassViolation, match="'reorder_for_peak_memory' \\(stage scheduler"):
         fn = _region_fn
 
@@ -150,3 +150,17 @@ def test_registry_is_parsed_once_and_reloaded_when_a_file_changes(tmp_path, monk
     team.write_text('[[pass]]\nname = "team_pass"\nstage = "post_grad"\nlite = "always"\n'
                     'why = "now allowed"\n')
     assert registry().get_pass("team_pass").lite == "always"
+
+
+def test_global_lite_off_setting_is_overridden_loudly_not_silently():
+    def fn(x):
+        return torch.relu(x) * 2
+
+    x = torch.randn(8)
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(freezing=True), \
+            pytest.warns(lite_compiler.LiteSettingOverridden, match="freezing = True"):
+        out = torch.compile(fn, backend="lite")(x)
+    assert torch.equal(out, fn(x))
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.kind == "config"]
+    assert entry.name == "config freezing" and not entry.allowed

@@ -15,18 +15,18 @@ def draw_programs(count: int, seed: int, regions: bool = False, max_steps: int =
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
-    drawn: list[Program] = []
+    drawn: dict[Program, None] = {}  # ordered set: hypothesis may repeat its simplest examples
 
+    # Ask for a few more than needed so that repeats still leave `count` distinct programs.
     @hypothesis_seed(seed)
-    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=count + count // 4 + 10, database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(program_strategy(max_steps=max_steps, regions=regions))
     def collect(program: Program) -> None:
-        drawn.append(program)
+        drawn[program] = None
 
     collect()
-    unique = list(dict.fromkeys(drawn))  # hypothesis may repeat its simplest examples
-    return unique[:count]
+    return list(drawn)[:count]
 
 
 @dataclass
