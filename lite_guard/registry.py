@@ -7,6 +7,7 @@ executes anything from the files, so the linter, the CLI and the compiler can al
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import functools
 import hashlib
 import re
@@ -147,6 +148,20 @@ class Registry:
     # ---- queries -------------------------------------------------------------------------
     def get_pass(self, name: str) -> PassEntry | None:
         return self._by_name.get(name)
+
+    def match_pass(self, name: str) -> PassEntry | None:
+        """The entry for a pass name as Inductor reports it: an exact name first, else a
+        wildcard entry such as ``group_batch_fusion_*`` (names built at run time)."""
+        exact = self._by_name.get(name)
+        if exact is not None:
+            return exact
+        for pattern, entry in self._wildcards().items():
+            if fnmatch.fnmatchcase(name, pattern):
+                return entry
+        return None
+
+    def _wildcards(self) -> dict[str, PassEntry]:
+        return {n: e for n, e in self._by_name.items() if "*" in n}
 
     def get_config(self, key: str, module: str = "inductor") -> ConfigEntry | None:
         return self._by_key.get((module, key))

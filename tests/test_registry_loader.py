@@ -170,3 +170,13 @@ def test_version_flag():
     from lite_guard import __version__
 
     assert result.returncode == 0 and result.stdout.strip() == f"lite_guard {__version__}"
+
+
+def test_wildcard_entries_match_names_built_at_run_time(tmp_path):
+    path = write(tmp_path, '[[pass]]\nname = "my_fusion_*"\nstage = "post_grad"\nlite = "region"\n'
+                           'why = "fusions named per group"\n[[pass]]\nname = "my_fusion_exact"\n'
+                           'stage = "post_grad"\nlite = "never"\n')
+    registry = Registry.from_files([path])
+    assert registry.match_pass("my_fusion_3").name == "my_fusion_*"
+    assert registry.match_pass("my_fusion_exact").lite == "never"  # exact name wins
+    assert registry.match_pass("other") is None
