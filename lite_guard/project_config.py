@@ -6,9 +6,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lite_guard.registry import RegistryError
+from lite_guard.registry import RegistryError, toml_error
 
 _KNOWN_KEYS = {"registries", "paths", "exclude"}
+_SECTION = "[tool.lite_guard]"
 
 
 @dataclass(frozen=True)
@@ -34,36 +35,52 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     if pyproject is None:
         return ProjectConfig()
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {exc}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise RegistryError(pyproject, 0, f"malformed TOML: {exc}") from None
-    section = data.get("tool", {}).get("lite_guard", {})
+        raise toml_error(pyproject, exc, text) from None
+    lines = text.splitlines()
+    tool = data.get("tool", {})
+    section = tool.get("lite_guard", {}) if isinstance(tool, dict) else None
     if not isinstance(section, dict):
-        raise RegistryError(pyproject, 0, "[tool.lite_guard] must be a table")
+        raise RegistryError(pyproject, _line_in_section(lines, "lite_guard"),
+                            f"{_SECTION} must be a table")
     unknown = sorted(set(section) - _KNOWN_KEYS)
     if unknown:
-        raise RegistryError(pyproject, _line_of(pyproject, unknown[0]),
-                            f"unknown key '{unknown[0]}' in [tool.lite_guard]; allowed:"
+        raise RegistryError(pyproject, _line_in_section(lines, unknown[0]),
+                            f"unknown key '{unknown[0]}' in {_SECTION}; allowed:"
                             f" {', '.join(sorted(_KNOWN_KEYS))}")
-    base = pyproject.parent
 
-    def path_list(key: str) -> tuple[Path, ...]:
+    def strings(key: str) -> list[str]:
         value = section.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise RegistryError(pyproject, _line_of(pyproject, key),
-                                f"[tool.lite_guard] {key} must be a list of paths (strings)")
-        return tuple(base / v for v in value)
+            raise RegistryError(pyproject, _line_in_section(lines, key),
+                                f"{_SECTION} {key} must be a list of paths (strings)")
+        return value
 
+    base = pyproject.parent
     return ProjectConfig(
         pyproject=pyproject,
-        registries=path_list("registries"),
-        paths=path_list("paths"),
-        exclude=tuple(str(p.relative_to(base)) for p in path_list("exclude")),
+        registries=tuple(base / v for v in strings("registries")),
+        paths=tuple(base / v for v in strings("paths")),
+        # Patterns as written: matched against the linted files' paths (lint_rules.engine).
+        exclude=tuple(strings("exclude")),
     )
 
 
-def _line_of(path: Path, word: str) -> int:
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip().startswith(word):
-            return number
-    return 0
+def _line_in_section(lines: list[str], key: str) -> int:
+    """Line of ``key =`` inside [tool.lite_guard] (else of the section header, else 0)."""
+    header = next((i for i, line in enumerate(lines) if line.strip() == _SECTION), None)
+    if header is None:
+        return next((i + 1 for i, line in enumerate(lines)
+                     if line.strip().startswith(("[tool", "tool"))), 0)
+    for index in range(header + 1, len(lines)):
+        stripped = lines[index].strip()
+        if stripped.startswith("["):
+            break
+        if stripped.split("=")[0].strip() == key:
+            return index + 1
+    return header + 1

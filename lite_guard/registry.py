@@ -234,10 +234,7 @@ def parse_registry_file(path: Path) -> tuple[list[PassEntry], list[ConfigEntry]]
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        match = _TOML_POSITION.search(str(exc))
-        line = int(match.group(1)) if match else 0
-        reason = _TOML_POSITION.sub("", str(exc)).strip()
-        raise RegistryError(path, line, f"malformed TOML: {reason}") from None
+        raise toml_error(path, exc, text) from None
 
     text_lines = text.splitlines()  # split once; every line lookup below shares it
     lines = _entry_lines(text_lines)
@@ -246,22 +243,31 @@ def parse_registry_file(path: Path) -> tuple[list[PassEntry], list[ConfigEntry]]
         table = sorted(unknown_tables)[0]
         raise RegistryError(path, _line_of(text_lines, table), f"unknown table '{table}'; expected"
                             " [[pass]], [[config]] or [meta]")
-    passes = [
-        _parse_pass(path, raw, lines["pass"][i], text_lines)
-        for i, raw in enumerate(_as_table_list(path, data, "pass", text_lines))
-    ]
-    configs = [
-        _parse_config(path, raw, lines["config"][i], text_lines)
-        for i, raw in enumerate(_as_table_list(path, data, "config", text_lines))
-    ]
+    raw_passes = _as_table_list(path, data, "pass", text_lines, lines["pass"])
+    raw_configs = _as_table_list(path, data, "config", text_lines, lines["config"])
+    passes = [_parse_pass(path, raw, line, text_lines) for raw, line in zip(raw_passes, lines["pass"])]
+    configs = [_parse_config(path, raw, line, text_lines)
+               for raw, line in zip(raw_configs, lines["config"])]
     return passes, configs
 
 
-def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str]) -> list[dict]:
+def toml_error(path: Path, exc: tomllib.TOMLDecodeError, text: str = "") -> RegistryError:
+    """A TOML syntax error as one ``path:line: malformed TOML: ...`` line."""
+    match = _TOML_POSITION.search(str(exc))
+    # tomllib says "(at end of document)" for what is left open: that is the last line.
+    line = int(match.group(1)) if match else len(text.splitlines())
+    return RegistryError(path, line, f"malformed TOML: {_TOML_POSITION.sub('', str(exc)).strip()}")
+
+
+def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str],
+                   headers: list[int]) -> list[dict]:
+    """The entries of ``[[table]]``; each must be written as its own header (that is where its
+    line number comes from), not as an inline array."""
     value = data.get(table, [])
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value) \
+            or len(value) != len(headers):
         raise RegistryError(path, _line_of(lines, table), f"'{table}' must be an array of tables:"
-                            f" write each entry as [[{table}]]")
+                            f" write each entry under its own [[{table}]] header")
     return value
 
 

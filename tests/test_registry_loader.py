@@ -72,6 +72,8 @@ BAD_INPUTS = {
                               "is lite-safe (lite = \"always\") but has no 'why'"),
     "unknown_field": ('[[pass]]\nname = "x"\nstage = "lowering"\nlite = "never"\nwhy2 = "a"\n', 5,
                       "unknown field 'why2'"),
+    "inline_array": ('pass = [{name = "x", stage = "lowering", lite = "never"}]\n', 1,
+                     "write each entry under its own [[pass]] header"),
     "config_without_value": ('[[config]]\nkey = "k"\n', 1, "has no 'lite_value'"),
     "bad_torch_range": ('[[pass]]\nname = "x"\nstage = "lowering"\nlite = "never"\ntorch = "2.x"\n',
                         5, "invalid torch version range"),
@@ -180,3 +182,31 @@ def test_wildcard_entries_match_names_built_at_run_time(tmp_path):
     assert registry.match_pass("my_fusion_3").name == "my_fusion_*"
     assert registry.match_pass("my_fusion_exact").lite == "never"  # exact name wins
     assert registry.match_pass("other") is None
+
+
+PYPROJECT_ERRORS = {
+    "malformed": ('[tool.lite_guard]\npaths = ["src"\n', 2, "malformed TOML"),
+    "tool_not_a_table": ('tool = 1\n', 1, "[tool.lite_guard] must be a table"),
+    "unknown_key": ('[tool.other]\npaths = 1\n[tool.lite_guard]\npaths = ["a"]\npath = ["b"]\n', 5,
+                    "unknown key 'path' in [tool.lite_guard]"),
+    "paths_not_strings": ('[tool.other]\npaths = 1\n[tool.lite_guard]\npaths = [1]\n', 4,
+                          "[tool.lite_guard] paths must be a list of paths"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PYPROJECT_ERRORS))
+def test_bad_project_config_is_one_line_with_its_line_exit_2(tmp_path, case):
+    text, line, message = PYPROJECT_ERRORS[case]
+    (tmp_path / "pyproject.toml").write_text(text)
+    result = run_cli("check", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"pyproject.toml:{line}: " in result.stderr and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_configured_lint_path_that_does_not_exist_exits_2(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.lite_guard]\npaths = ["srcc"]\n')
+    result = run_cli("check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "srcc" in result.stderr

@@ -86,8 +86,11 @@ def run(args: argparse.Namespace) -> int:
         from lite_guard.project_config import load_project_config
 
         project = load_project_config()
-        paths = [p for p in project.paths if p.exists()]
+        paths = list(project.paths)  # a configured path that does not exist is an error below
         exclude = project.exclude
+        if not paths:
+            print("lite_guard check: no paths to lint (pass PATHs, --torch, or set [tool.lite_guard]"
+                  " paths); registries validated only", file=sys.stderr)
 
     report = None
     if paths:
