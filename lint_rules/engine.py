@@ -7,6 +7,7 @@ libcst is imported only in ``lint_source``, so a fully cached run never loads it
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -68,6 +69,17 @@ def lint_source(path: str, data: bytes, registry: Registry, torch_version: str |
     if parse is None:
         parse = inductor_names.needs_parse(path, data)
     if not parse:
+        # No rule needs this file's tree, but a file that is not valid Python is still reported:
+        # the stdlib parser is several times faster than libcst's, and the result is cached.
+        try:
+            ast.parse(source, filename=path)
+        except SyntaxError as exc:
+            message = f"cannot parse: {exc.msg}; the file was not checked"
+            return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
+                              facts)
+        except (RecursionError, MemoryError, ValueError):
+            return FileResult([Finding(path, 1, 1, UNCHECKABLE, "cannot parse: nested too deeply")],
+                              facts)
         return FileResult([], facts)
 
     import libcst as cst

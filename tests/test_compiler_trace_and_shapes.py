@@ -161,3 +161,21 @@ def test_trace_command_line_prints_the_ledger_table(tmp_path):
     assert "regional_inductor" in result.stdout and "allowed" in result.stdout
     # The default-mode side really is default mode, although the script asks for mode="lite".
     assert "post_grad_passes" in page.read_text()
+
+
+@pytest.mark.parametrize("body, message", [
+    (None, "no such script"),
+    ("raise ValueError('boom')\n", "raised ValueError: boom (in lite mode)"),
+    ("import sys\nsys.exit(3)\n", "exited with 3 in lite mode"),
+])
+def test_trace_of_a_missing_or_failing_script_is_one_line_exit_2(tmp_path, body, message):
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    if body is not None:
+        script.write_text(body)
+    result = subprocess.run([sys.executable, "-m", "lite_guard", "trace", str(script)],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr

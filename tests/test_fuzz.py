@@ -60,9 +60,11 @@ def test_planted_bug_is_caught_and_reproducer_fails_alone(tmp_path):
 
 def test_bad_arguments_exit_2(tmp_path):
     result = run_fuzz(tmp_path, "--count", "0")
-    assert result.returncode == 2 and "--count and --time must be positive" in result.stdout
+    assert result.returncode == 2 and "must be positive" in result.stderr
+    result = run_fuzz(tmp_path, "--max-steps", "-3")
+    assert result.returncode == 2 and "must be positive" in result.stderr
     result = run_fuzz(tmp_path, "--force", "novalue")
-    assert result.returncode == 2 and "--force expects KEY=VALUE" in result.stdout
+    assert result.returncode == 2 and "--force expects KEY=VALUE" in result.stderr
 
 
 def test_sweep_turns_on_every_lite_off_inductor_config_from_the_registry():
@@ -75,3 +77,29 @@ def test_sweep_turns_on_every_lite_off_inductor_config_from_the_registry():
     assert candidates["use_dce"] == (False, True)
     inductor_keys = {c.key for c in Registry.load().configs if c.module == "inductor"}
     assert set(candidates) <= inductor_keys and len(candidates) > 30
+
+
+def test_result_exactness_matches_what_the_runner_collects():
+    """The per-result bitwise/tolerance flags line up with the runner's results, for every
+    drawn program, and only region-reachable results get a tolerance."""
+    torch = pytest.importorskip("torch")
+    from lite_guard.fuzz.programs import Program, Step, result_exactness
+    from lite_guard.fuzz.runner import build_inputs
+
+    for program in draw_programs(80, seed=11, regions=True):
+        inputs = build_inputs(program, 4, "cpu")
+        floats_without_grad = sum(1 for t in inputs if not t.requires_grad and t.is_floating_point())
+        with_grad = sum(1 for t in inputs if t.requires_grad)
+        outputs = len(set(program.outputs) - {len(program.steps) + 1}) + 1
+        assert len(result_exactness(program)) == outputs + floats_without_grad + with_grad
+
+    plain = Step("sin", (1,))
+    program = Program(steps=(Step("cos", (0,), region=0), plain), outputs=(2,), backward=True)
+    # output v2 is the region's; v3 = sin(x1) is not; grads can see the region through v2.
+    assert result_exactness(program) == [False, True, False, False]
+
+
+def test_bounded_fuzz_with_regions_bitwise_outside_them(tmp_path):
+    result = run_fuzz(tmp_path, "--count", "40", "--seed", "0", "--regions", "--target", "lite")
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "40 passed, 0 failed, 0 skipped"

@@ -215,3 +215,10 @@ def test_warm_run_does_not_import_libcst(tmp_path):
                                  check=True).stdout.strip()
     assert run() == "0 True"
     assert run() == "1 False"
+
+
+def test_syntax_error_in_a_file_no_rule_needs_is_still_reported(tmp_path):
+    (tmp_path / "plain.py").write_text("def f(:\n    return 1\n")  # no trigger token at all
+    report = lint_paths([tmp_path], NO_PASSES, jobs=1)
+    assert [(f.line, f.code) for f in report.findings] == [(1, UNCHECKABLE)]
+    assert report.parsed == 0  # found without a libcst parse

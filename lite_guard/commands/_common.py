@@ -7,11 +7,12 @@ import argparse
 from lite_guard.registry import Registry
 
 
-def add_registry_args(parser: argparse.ArgumentParser) -> None:
+def add_registry_args(parser: argparse.ArgumentParser, project_flag: bool = True) -> None:
     parser.add_argument("--registry", action="append", default=[], metavar="PATH",
                         help="an extra registry TOML file (repeatable)")
-    parser.add_argument("--no-project", action="store_true",
-                        help="ignore [tool.lite_guard] registries of the nearest pyproject.toml")
+    if project_flag:
+        parser.add_argument("--no-project", action="store_true",
+                            help="ignore [tool.lite_guard] registries of the nearest pyproject.toml")
 
 
 def load_registry(args: argparse.Namespace) -> Registry:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -49,13 +50,13 @@ def parse_force(items: list[str]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.count < 1 or (args.time is not None and args.time <= 0):
-        print("lite_guard fuzz: --count and --time must be positive")
+    if args.count < 1 or args.max_steps < 1 or (args.time is not None and args.time <= 0):
+        print("lite_guard fuzz: --count, --time and --max-steps must be positive", file=sys.stderr)
         return 2
     try:
         forced = parse_force(args.force)
     except ValueError as exc:
-        print(f"lite_guard fuzz: {exc}")
+        print(f"lite_guard fuzz: {exc}", file=sys.stderr)
         return 2
     from lite_guard.fuzz.session import FuzzSession, run_sweep
 
@@ -63,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         import torch
 
         if not torch.cuda.is_available():
-            print("lite_guard fuzz: --device cuda asked for, but torch sees no CUDA device")
+            print("lite_guard fuzz: --device cuda asked for, but torch sees no CUDA device",
+                  file=sys.stderr)
             return 2
     if args.sweep:
         return run_sweep(args)

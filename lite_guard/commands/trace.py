@@ -28,13 +28,16 @@ def register(subparsers) -> None:
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script")
     parser.add_argument("--json", action="store_true", help="print the ledgers as JSON")
     parser.add_argument("--html", metavar="PAGE", help="write default vs lite side by side to PAGE")
-    add_registry_args(parser)
+    add_registry_args(parser, project_flag=False)  # the script's compiles use the project's registries
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from lite_guard.registry import RegistryError
 
+    if not Path(args.script).is_file():
+        print(f"lite_guard trace: no such script: {args.script}", file=sys.stderr)
+        return 2
     if args.registry:
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
             [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p]
@@ -46,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        lite, violation = _run_script(args, "lite")
-        default = _run_script(args, "default")[0] if args.html else []
+        lite, violation, failure = _run_script(args, "lite")
+        default, _, default_failure = _run_script(args, "default") if args.html and not failure \
+            else ([], None, None)
     except RegistryError as exc:
         print(f"lite_guard trace: {exc}", file=sys.stderr)
         return 2
@@ -60,15 +64,28 @@ def run(args: argparse.Namespace) -> int:
                           "violation": str(violation) if violation else None}, indent=2))
     else:
         _print_tables(lite, violation)
+    if failure or default_failure:
+        # The ledgers above are what ran before the script stopped.
+        print(f"lite_guard trace: {failure or default_failure}", file=sys.stderr)
+        return 2
     if args.html:
-        Path(args.html).write_text(render_html(args.script, default, lite, violation), encoding="utf-8")
+        from lite_guard.atomic import write_text_atomic
+
+        try:
+            write_text_atomic(args.html, render_html(args.script, default, lite, violation))
+        except OSError as exc:
+            print(f"lite_guard trace: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         if not args.json:
             print(f"wrote {args.html}")
     return 1 if violation else 0
 
 
-def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseException | None]:
-    """Run the script once; every torch.compile in it uses lite mode or (observed) default mode."""
+def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseException | None, str | None]:
+    """Run the script once; every torch.compile in it uses lite mode or (observed) default mode.
+
+    Returns the ledgers, the LitePassViolation that stopped it (if any), and a one-line failure
+    when the script itself broke (raised something else, or exited non-zero)."""
     import torch
 
     import lite_compiler
@@ -94,6 +111,7 @@ def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseExc
         return upstream_compile(model, *a, **kwargs)
 
     violation: BaseException | None = None
+    failure: str | None = None
     saved_argv = sys.argv
     sys.argv = [args.script, *args.script_args]
     try:
@@ -108,11 +126,14 @@ def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseExc
         violation = exc
     except SystemExit as exc:
         if exc.code not in (0, None):
-            raise
+            failure = f"{args.script} exited with {exc.code!r} in {mode} mode"
+    except Exception as exc:  # the user's script broke: say so in one line, keep the ledgers
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:
         sys.argv = saved_argv
         torch.compile = original_compile
-    return lite_compiler.all_ledgers()[before:], violation
+    return lite_compiler.all_ledgers()[before:], violation, failure
 
 
 def _print_tables(ledgers: list[Any], violation: BaseException | None) -> None:

@@ -210,6 +210,38 @@ def extras_of(program: Program) -> list[tuple[str, str, str]]:
     return result
 
 
+def region_dependent_values(program: Program) -> set[int]:
+    """Pool values computed inside an annotated region or downstream of one."""
+    tainted: set[int] = set()
+    for i, step in enumerate(program.steps):
+        if step.region is not None or any(v in tainted for v in step.operands):
+            tainted.add(i + 2)
+    return tainted
+
+
+def result_exactness(program: Program) -> list[bool]:
+    """For each result of one batch, in the runner's order (outputs, float inputs that need no
+    grad, then grads): True where it must match aot_eager bit for bit, False where an annotated
+    region can reach it (compared with a tolerance)."""
+    tainted = region_dependent_values(program)
+    last = len(program.steps) + 1
+    returned = [v for v in program.outputs if v != last] + [last]
+    flags = [v not in tainted for v in returned]
+    grads_exact = not any(v in tainted for v in returned)
+    data_inputs = [("data", None), ("data", None)]  # x0, x1: never mutated
+    extra_inputs = [(EXTRA_INPUTS[extra][1], i) for i, step in enumerate(program.steps)
+                    for extra in OPS_BY_NAME[step.op].extras]
+    for kind, step in data_inputs + extra_inputs:
+        if kind == "index":
+            continue  # integer inputs are not compared
+        mutated = kind.startswith("buffer")
+        if mutated or not program.backward:
+            flags.append(not (mutated and step + 2 in tainted))
+    if program.backward:
+        flags += [grads_exact for kind, _ in data_inputs + extra_inputs if kind in ("data", "param")]
+    return flags
+
+
 def render_function(program: Program, name: str = "program") -> str:
     """The program as the source of one Python function over (x0, x1, extras...)."""
     args = ["x0", "x1"] + [arg for arg, _, _ in extras_of(program)]
