@@ -49,11 +49,15 @@ def guard_active() -> bool:
 
 def _install() -> None:
     """Check torch and the registry once, at import, so an unsupported torch (or one whose config
-    lacks a key the registry forces) is one clear error here rather than at the first compile."""
+    lacks a key the registry forces, or that lacks a function the guard hooks) is one clear error
+    here rather than at the first compile."""
     from lite_compiler.config import derive_configs, registry
+    from lite_compiler.guard import check_hooks
     from lite_compiler.mode import install_lite_mode
 
-    derive_configs(registry())
+    reg = registry()
+    derive_configs(reg)
+    check_hooks(reg)
     install_lite_mode()
 
 

@@ -53,10 +53,12 @@ class LiteCompiler:
             yield
 
     def _run_always_custom_passes(self, gm: torch.fx.GraphModule, keys: tuple[str, ...]) -> None:
+        """Custom passes on the whole graph: every configured pass that is not lite = "region"
+        (an unregistered or lite = "never" one is refused here by the guard). A "region" pass
+        runs on region graphs only (lite_compiler.regions), so no pass runs twice."""
         for key, custom_pass in guard.configured_custom_passes():
-            entry = self.registry.get_pass(guard.custom_pass_name(custom_pass))
+            entry = guard.custom_pass_entry(self.registry, custom_pass)
             if key in keys and not (entry is not None and entry.lite == "region"):
-                # "region" passes run on region graphs only (lite_compiler.regions).
                 guard.run_custom_pass(key, custom_pass, gm.graph)
                 gm.recompile()
 
@@ -112,8 +114,11 @@ def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: 
 
 def register() -> None:
     """Register ``backend="lite"`` with Dynamo (the entry point does this without an import)."""
-    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+    from torch._dynamo.backends.registry import _BACKENDS, _COMPILER_FNS, register_backend
 
-    if _BACKENDS.get("lite") is not lite_backend:
+    # _BACKENDS maps names to entry points, _COMPILER_FNS to the loaded functions: registering
+    # again (a second _install) must be a no-op, not Dynamo's "duplicate name" error.
+    if _COMPILER_FNS.get("lite") is not lite_backend:
         _BACKENDS.pop("lite", None)
+        _COMPILER_FNS.pop("lite", None)
         register_backend(name="lite", compiler_fn=lite_backend)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lite_compiler.errors import LitePassViolation
+from lite_compiler.errors import LiteConfigError, LitePassViolation
 from lite_compiler.ledger import Ledger, LedgerEntry
 
 
@@ -39,6 +39,8 @@ def current_session() -> Session | None:
 @contextlib.contextmanager
 def session(mode: str, registry: Any, ledger: Ledger, graph: str = "graph") -> Iterator[Session]:
     new = Session(mode=mode, registry=registry, ledger=ledger, graph=graph)
+    if mode == "lite":
+        check_hooks(registry)  # fail closed: a lite session never runs with a hook missing
     with _pushed(new):
         yield new
 
@@ -76,11 +78,11 @@ def check(name: str, stage: str, kind: str = "function") -> LedgerEntry | None:
     if sess is None:
         return None
     if sess.mode == "observe":
-        entry = sess.registry.get_pass(name) if sess.registry is not None else None
+        entry = sess.registry.match_pass(name) if sess.registry is not None else None
         return sess.ledger.add(LedgerEntry(
             name=name, stage=entry.stage if entry else stage, graph=sess.graph, allowed=True,
             lite=entry.lite if entry else "unregistered", kind=kind, reason="observed (default mode)"))
-    entry = sess.registry.get_pass(name)
+    entry = sess.registry.match_pass(name)
     if entry is None:
         allowed, lite, reason = False, "unregistered", "no registry names this pass (fail closed)"
     elif entry.lite == "always":
@@ -191,12 +193,56 @@ _saved: list[tuple[Any, str, Any]] = []
 
 
 def _resolve(target: str) -> tuple[Any, str]:
+    """(owner, attribute) of a hook target; raises ImportError / AttributeError if torch lacks it.
+
+    A method must be defined on the class itself: patching one it inherits would shadow the
+    base class's and restore it onto the wrong class."""
     module_name, qual = target.split(":")
     owner: Any = importlib.import_module(module_name)
     *path, attr = qual.split(".")
     for part in path:
         owner = getattr(owner, part)
+    if isinstance(owner, type) and attr not in owner.__dict__:
+        raise AttributeError(f"{owner.__qualname__} defines no {attr!r}")
+    if not isinstance(owner, type) and not hasattr(owner, attr):
+        raise AttributeError(f"module {module_name!r} has no attribute {attr!r}")
     return owner, attr
+
+
+def _absent_from_this_torch(hook: Hook, registry: Any) -> bool:
+    """Whether the registry says the hooked pass does not exist in the installed torch."""
+    import torch
+
+    entry = registry.match_pass(hook.name) if registry is not None else None
+    return entry is not None and not entry.exists_in(torch.__version__)
+
+
+def unresolved_hooks(registry: Any) -> list[tuple[Hook, str]]:
+    """(hook, why) for every hook whose target the installed torch lacks, except the hooks whose
+    registry entry says the pass does not exist in this torch release."""
+    missing = []
+    for hook in HOOKS:
+        try:
+            _resolve(hook.target)
+        except (ImportError, AttributeError) as exc:
+            if not _absent_from_this_torch(hook, registry):
+                missing.append((hook, f"{type(exc).__name__}: {exc}"))
+    return missing
+
+
+def check_hooks(registry: Any) -> None:
+    """Fail closed: a hook the installed torch does not have is one clear ``LiteConfigError``,
+    never a pass that silently runs unguarded."""
+    import torch
+
+    missing = unresolved_hooks(registry)
+    if missing:
+        hook, why = missing[0]
+        raise LiteConfigError(
+            f"lite_compiler cannot guard pass '{hook.name}': its hook {hook.target} does not resolve"
+            f" on torch {torch.__version__} ({why}); install a supported torch (2.11-2.14) or"
+            " upgrade lite-guard, or, if the pass is gone from this torch, give its registry entry"
+            " a torch = \"...\" range that excludes this release")
 
 
 def _patch(owner: Any, attr: str, new: Any) -> None:
@@ -209,8 +255,10 @@ def _install() -> None:
     for hook in HOOKS:
         try:
             owner, attr = _resolve(hook.target)
-        except (ImportError, AttributeError, KeyError):
-            continue  # not in this torch release; the registry says which releases have it
+        except (ImportError, AttributeError):
+            # Only a hook the registry says this torch lacks gets here in a lite session: lite
+            # sessions run check_hooks first (fail closed). Observe sessions only record.
+            continue
         raw = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
         if isinstance(raw, staticmethod):
             new: Any = staticmethod(guarded(raw.__func__, hook.name, hook.stage, hook.kind, hook.when))
@@ -284,11 +332,32 @@ CUSTOM_HOOK_STAGES = {
 }
 
 
+def expand_custom_passes(value: Any) -> tuple[Any, ...]:
+    """The passes one custom-pass config value holds: torch accepts a pass or a list of passes."""
+    try:
+        from torch._inductor.custom_graph_pass import get_custom_graph_passes
+    except ImportError:  # a torch without list support: the same rule, written out
+        get_custom_graph_passes = None
+    if get_custom_graph_passes is not None:
+        passes = tuple(get_custom_graph_passes(value))
+    elif value is None:
+        passes = ()
+    else:
+        passes = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return tuple(p for p in passes if p is not None)
+
+
 def configured_custom_passes() -> list[tuple[str, Any]]:
-    """(config key, pass) for every user custom pass currently wired into Inductor config."""
+    """(config key, pass) for every user custom pass currently wired into Inductor config; a
+    list of passes under one key is one (key, pass) per pass, in order."""
     config = _inductor_config()
-    found = [(key, getattr(config, key, None)) for key in CUSTOM_HOOK_STAGES]
-    return [(key, p) for key, p in found if p is not None]
+    return [(key, p) for key in CUSTOM_HOOK_STAGES
+            for p in expand_custom_passes(getattr(config, key, None))]
+
+
+def custom_pass_entry(registry: Any, custom_pass: Any) -> Any:
+    """The registry entry of a user custom pass (exact name, then wildcard entries)."""
+    return registry.match_pass(custom_pass_name(custom_pass))
 
 
 def run_custom_pass(key: str, custom_pass: Any, graph_target: Any) -> None:

@@ -30,6 +30,11 @@ REGION_FIXED_CONFIG = {
     "selective_decompose": False,
     "fx_graph_cache": False,
 }
+_FIXED_WHY = {
+    "fallback_by_default": "a region is entirely annotated: nothing in it may fall back",
+    "selective_decompose": "the region graph is already selectively decomposed",
+    "fx_graph_cache": "a cache hit would skip every pass the guard must see",
+}
 
 
 def _is_annotated(node: torch.fx.Node) -> bool:
@@ -62,6 +67,11 @@ def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
 
     known = inductor_config.get_config_copy()
     for name in configs:
+        if name in REGION_FIXED_CONFIG:
+            raise LiteRegionConfigError(
+                f"region {key!r}: inductor_configs sets '{name}', which lite mode fixes to"
+                f" {REGION_FIXED_CONFIG[name]!r} for every region ({_FIXED_WHY.get(name, 'the guard depends on it')}); remove it"
+                " from lite_compiler.region(...) / the compile_with_inductor annotation")
         if name not in known:
             close = difflib.get_close_matches(name, list(known), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -259,7 +269,7 @@ def compile_regions(
         region_graph = f"{graph_name}/region[{key}]/{submod_name.removeprefix(SUBMOD_PREFIX)}"
         fake_inputs = [_fake_input(arg, region_graph) for arg in call.args]
         with guard.scope(region_graph, in_region=True), \
-                torch._inductor.config.patch({**lite_config, **REGION_FIXED_CONFIG, **configs}), \
+                torch._inductor.config.patch({**lite_config, **configs, **REGION_FIXED_CONFIG}), \
                 guard.timed("regional_inductor", "lowering"):
             _run_region_custom_passes(submod)
             with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides():
@@ -281,9 +291,17 @@ def compile_regions(
 
 
 def _run_region_custom_passes(submod: torch.fx.GraphModule) -> None:
-    """User post-grad custom passes run on region graphs (post_grad passes are off in lite)."""
+    """User post-grad custom passes registered lite = "region" run on region graphs (post_grad
+    passes are off in lite). Every other configured pass already ran (or was refused) on the
+    whole fw/bw graph, region nodes included (LiteCompiler._run_always_custom_passes)."""
+    session = guard.current_session()
+    if session is None or session.registry is None:
+        return
     for key, custom_pass in guard.configured_custom_passes():
-        if key.startswith("post_grad_custom"):
+        if not key.startswith("post_grad_custom"):
+            continue
+        entry = guard.custom_pass_entry(session.registry, custom_pass)
+        if entry is not None and entry.lite == "region":
             guard.run_custom_pass(key, custom_pass, submod.graph)
     submod.recompile()
 
@@ -321,8 +339,16 @@ class _scheduler_custom_passes_guarded:
     def __enter__(self) -> None:
         import torch._inductor.config as config
 
-        patch = {key: guard.guard_scheduler_custom_pass(key, p)
-                 for key, p in guard.configured_custom_passes() if key.endswith("fusion_custom_pass")}
+        patch: dict[str, Any] = {}
+        for key in guard.CUSTOM_HOOK_STAGES:
+            value = getattr(config, key, None)
+            if not key.endswith("fusion_custom_pass") or value is None:
+                continue
+            # Keep the value's shape (torch calls it as it is); guard each pass it holds.
+            if isinstance(value, (list, tuple)):
+                patch[key] = type(value)(guard.guard_scheduler_custom_pass(key, p) for p in value)
+            else:
+                patch[key] = guard.guard_scheduler_custom_pass(key, value)
         self._patch = config.patch(patch)
         self._patch.__enter__()
 

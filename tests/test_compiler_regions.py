@@ -224,3 +224,20 @@ def test_dynamic_region_input_sized_by_an_expression_gets_its_symbols():
         x = torch.randn(n, 16)
         torch.testing.assert_close(compiled(x, w), fn(x, w))
     assert lite_compiler.last_ledger().region_code
+
+
+@pytest.mark.parametrize("key, value", [("fx_graph_cache", True), ("fallback_by_default", True),
+                                        ("selective_decompose", True)])
+def test_region_config_naming_a_fixed_key_is_refused(key, value):
+    from lite_compiler.regions import REGION_FIXED_CONFIG
+
+    assert key in REGION_FIXED_CONFIG
+
+    def fn(x):
+        with lite_compiler.region(id="r", **{key: value}):
+            return x.cos() + 1
+
+    with pytest.raises(lite_compiler.LiteRegionConfigError) as err:
+        compile_lite(fn, fullgraph=True)(torch.randn(4))
+    first_line = str(err.value).splitlines()[0]  # Dynamo may append its own context lines
+    assert f"'{key}'" in first_line and "region 'r'" in first_line and "remove it" in first_line

@@ -82,7 +82,7 @@ def test_sweep_turns_on_every_lite_off_inductor_config_from_the_registry():
 def test_result_exactness_matches_what_the_runner_collects():
     """The per-result bitwise/tolerance flags line up with the runner's results, for every
     drawn program, and only region-reachable results get a tolerance."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from lite_guard.fuzz.programs import Program, Step, result_exactness
     from lite_guard.fuzz.runner import build_inputs
 

@@ -164,3 +164,153 @@ def test_global_lite_off_setting_is_overridden_loudly_not_silently():
     assert torch.equal(out, fn(x))
     (entry,) = [e for e in lite_compiler.last_ledger() if e.kind == "config"]
     assert entry.name == "config freezing" and not entry.allowed
+
+
+def _register(tmp_path, monkeypatch, *entries):
+    """A user registry file holding ``(name, lite)`` custom-hook passes (post_grad)."""
+    text = "".join(f'[[pass]]\nname = "{name}"\nstage = "post_grad"\nlite = "{lite}"\n'
+                   'kind = "custom_hook"\nwhy = "only counts nodes"\n\n' for name, lite in entries)
+    registry = tmp_path / "mine.toml"
+    registry.write_text(text)
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
+
+
+def test_always_custom_pass_runs_exactly_once_per_fw_and_bw_graph(tmp_path, monkeypatch):
+    # It runs on the whole graph, region nodes included; the regions must not run it again.
+    _register(tmp_path, monkeypatch, ("my_always_pass", "always"))
+    seen = []
+
+    def my_always_pass(graph):
+        _count_cos(graph, seen)
+
+    x = torch.randn(8, requires_grad=True)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=my_always_pass):
+        compile_lite(_region_fn, fullgraph=True)(x).sum().backward()
+    runs = [e.graph.rsplit("/", 1)[-1] for e in lite_compiler.last_ledger()
+            if e.name == "my_always_pass"]
+    assert sorted(runs) == ["bw", "fw"]  # never on a region[...] graph
+    assert len(seen) == 2 and seen[0] == 1  # the fw graph, with its region's cos still in it
+
+
+def test_custom_passes_given_as_a_list_run_each_under_its_own_name(tmp_path, monkeypatch):
+    _register(tmp_path, monkeypatch, ("list_pass_always", "always"), ("list_pass_region", "region"))
+    calls = []
+
+    def list_pass_always(graph):
+        calls.append("always")
+
+    def list_pass_region(graph):
+        calls.append("region")
+
+    with torch._inductor.config.patch(post_grad_custom_post_pass=[list_pass_always, list_pass_region]):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert calls == ["always", "region"]  # whole inference graph, then the region, once each
+    ledger = lite_compiler.last_ledger()
+    assert "list" not in ledger.names() and not ledger.refused
+    (region_run,) = [e for e in ledger if e.name == "list_pass_region"]
+    assert "region[r]" in region_run.graph
+
+
+def test_unregistered_pass_in_a_list_is_refused_by_its_own_name(tmp_path, monkeypatch):
+    _register(tmp_path, monkeypatch, ("list_pass_always", "always"))
+
+    def list_pass_always(graph):
+        pass
+
+    def my_listed_unregistered_pass(graph):
+        pass
+
+    with torch._inductor.config.patch(
+            post_grad_custom_pre_pass=[list_pass_always, my_listed_unregistered_pass]), \
+            pytest.raises(lite_compiler.LitePassViolation) as refused:
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert refused.value.pass_name == "my_listed_unregistered_pass"
+
+
+def test_lint_lg001_list_of_custom_passes_is_one_finding_per_name(tmp_path):
+    from lint_rules.engine import lint_source
+    from lite_guard.registry import Registry
+
+    path = tmp_path / "reg.toml"
+    path.write_text('[[pass]]\nname = "registered_pass"\nstage = "post_grad"\nlite = "never"\n')
+    source = ("import torch\n"
+              "torch._inductor.config.post_grad_custom_post_pass = [my_pass_a, registered_pass,"
+              " my_pass_b]\n"
+              "with torch._inductor.config.patch(joint_custom_pre_pass=(my_pass_c,)):\n    pass\n")
+    result = lint_source("user_code.py", source.encode(), Registry.from_files([path]), parse=True)
+    names = sorted(f.name for f in result.findings if f.code == "LG001")
+    assert names == ["my_pass_a", "my_pass_b", "my_pass_c"]  # never 'list' / '<expression>'
+
+
+def test_every_guard_hook_resolves_on_the_installed_torch():
+    from lite_compiler.config import registry
+    from lite_compiler.guard import HOOKS, _resolve, unresolved_hooks
+
+    for hook in HOOKS:
+        owner, attr = _resolve(hook.target)  # raises if this torch renamed or moved it
+        assert callable(getattr(owner, attr)), hook.target
+    assert unresolved_hooks(registry()) == []
+
+
+_GONE_HOOK_TARGET = "torch._inductor.scheduler:Scheduler.my_renamed_reorder"
+
+
+def test_hook_missing_from_torch_fails_closed(monkeypatch):
+    from lite_compiler import guard
+
+    monkeypatch.setattr(guard, "HOOKS", (*guard.HOOKS, guard.Hook(
+        _GONE_HOOK_TARGET, "my_renamed_reorder", "scheduler", "scheduler")))
+    # at import (lite_compiler._install runs at `import lite_compiler`) ...
+    with pytest.raises(lite_compiler.LiteConfigError) as at_import:
+        lite_compiler._install()
+    message = str(at_import.value)
+    assert len(message.splitlines()) == 1
+    assert "'my_renamed_reorder'" in message and _GONE_HOOK_TARGET in message
+    assert torch.__version__ in message and "torch = " in message
+    # ... and at guard install: the compile never runs with the pass unguarded
+    with pytest.raises(lite_compiler.LiteConfigError, match="my_renamed_reorder"):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert not lite_compiler.guard_active() and not guard._saved
+
+
+def test_hook_of_a_pass_the_registry_says_this_torch_lacks_is_skipped(tmp_path, monkeypatch):
+    from lite_compiler import guard
+
+    registry = tmp_path / "gone.toml"
+    registry.write_text('[[pass]]\nname = "my_renamed_reorder"\nstage = "scheduler"\nlite = "never"\n'
+                        'kind = "scheduler"\ntorch = "<2.11"\n')
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
+    monkeypatch.setattr(guard, "HOOKS", (*guard.HOOKS, guard.Hook(
+        _GONE_HOOK_TARGET, "my_renamed_reorder", "scheduler", "scheduler")))
+    lite_compiler._install()
+    x = torch.randn(8)
+    torch.testing.assert_close(compile_lite(_region_fn, fullgraph=True)(x), _region_fn(x))
+    assert not lite_compiler.last_ledger().refused
+
+
+def test_wildcard_registry_entry_lets_a_matching_custom_pass_run(tmp_path, monkeypatch):
+    _register(tmp_path, monkeypatch, ("my_fusion_*", "always"))
+    seen = []
+
+    def my_fusion_1(graph):
+        _count_cos(graph, seen)
+
+    with torch._inductor.config.patch(post_grad_custom_post_pass=my_fusion_1):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert seen == [1]
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_fusion_1"]
+    assert entry.allowed and entry.lite == "always" and entry.stage == "post_grad"
+
+
+def test_wildcard_region_entry_runs_the_pass_in_regions_only(tmp_path, monkeypatch):
+    _register(tmp_path, monkeypatch, ("my_fusion_*", "region"))
+    seen = []
+
+    def my_fusion_2(graph):
+        _count_cos(graph, seen)
+
+    with torch._inductor.config.patch(post_grad_custom_pre_pass=my_fusion_2):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert seen == [1]
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_fusion_2"]
+    assert entry.allowed and "region[r]" in entry.graph

@@ -29,6 +29,8 @@ class UnregisteredPass(LintRule):
         Example('config.post_grad_custom_pre_pass = registered_pass'),
         Example('self._pre_fusion_custom_pass = compute_detail(x)'),  # not an Inductor config
         Example('with config.patch(post_grad_custom_post_pass=registered_pass):\n    pass'),
+        Example('config.post_grad_custom_post_pass = [registered_pass, registered_pass]'),
+        Example('config.post_grad_custom_pre_pass = []'),
         Example('def reorder_tensors(xs: list[int]) -> list[int]:\n    return xs'),
         Example('x = PatternMatcherPass()  # lite-guard: ignore[LG001]'),
         Example('x = PatternMatcherPass()  # noqa: LG001'),
@@ -50,6 +52,8 @@ class UnregisteredPass(LintRule):
         Example('with config.patch({"joint_custom_pre_pass": my_pass}):\n    pass'),
         Example('config.patch("pre_grad_custom_pass", my_pass)'),
         Example('torch.compile(fn, options={"post_grad_custom_post_pass": my_pass})'),
+        Example('config.post_grad_custom_post_pass = [registered_pass, my_pass]'),
+        Example('with config.patch(joint_custom_pre_pass=(my_pass, registered_pass)):\n    pass'),
         Example('def reorder_my_way(snodes: list[BaseSchedulerNode]) -> list[BaseSchedulerNode]:\n'
                 '    return snodes'),
         Example('class Scheduler:\n    def reorder_more(self, nodes) -> list["BaseSchedulerNode"]:\n'
@@ -163,6 +167,14 @@ class UnregisteredPass(LintRule):
 
     def _check_hook_value(self, hook: str, value: cst.BaseExpression) -> None:
         if isinstance(value, cst.Name) and value.value == "None":
+            return
+        if isinstance(value, (cst.List, cst.Tuple)):
+            # torch accepts a list of passes under one hook: each pass is its own finding
+            for element in value.elements:
+                if isinstance(element, cst.StarredElement):
+                    self._found(element, "<expression>", f"custom pass hook {hook}", "custom_hook")
+                else:
+                    self._check_hook_value(hook, element.value)
             return
         name = last_name(value)
         if isinstance(value, cst.Lambda) or not name:
