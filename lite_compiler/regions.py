@@ -70,8 +70,9 @@ def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
         if name in REGION_FIXED_CONFIG:
             raise LiteRegionConfigError(
                 f"region {key!r}: inductor_configs sets '{name}', which lite mode fixes to"
-                f" {REGION_FIXED_CONFIG[name]!r} for every region ({_FIXED_WHY.get(name, 'the guard depends on it')}); remove it"
-                " from lite_compiler.region(...) / the compile_with_inductor annotation")
+                f" {REGION_FIXED_CONFIG[name]!r} for every region"
+                f" ({_FIXED_WHY.get(name, 'the guard depends on it')}); remove it from"
+                " lite_compiler.region(...) / the compile_with_inductor annotation")
         if name not in known:
             close = difflib.get_close_matches(name, list(known), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
