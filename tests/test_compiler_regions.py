@@ -189,7 +189,7 @@ def _torch_before(major, minor):
     pytest.param("cpu", marks=pytest.mark.xfail(
         _torch_before(2, 13), strict=True,
         reason="Inductor's C++ backend before torch 2.13 drops the to_dtype round trip even"
-               " under emulate_precision_casts (fixed upstream in 2.13, pytorch#185337)")),
+               " under emulate_precision_casts (measured on torch 2.11; 2.13 keeps it)")),
     pytest.param("cuda", marks=[
         pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU"),
         pytest.mark.xfail(_torch_before(2, 13), strict=True,

@@ -227,21 +227,6 @@ def test_unregistered_pass_in_a_list_is_refused_by_its_own_name(tmp_path, monkey
     assert refused.value.pass_name == "my_listed_unregistered_pass"
 
 
-def test_lint_lg001_list_of_custom_passes_is_one_finding_per_name(tmp_path):
-    from lint_rules.engine import lint_source
-    from lite_guard.registry import Registry
-
-    path = tmp_path / "reg.toml"
-    path.write_text('[[pass]]\nname = "registered_pass"\nstage = "post_grad"\nlite = "never"\n')
-    source = ("import torch\n"
-              "torch._inductor.config.post_grad_custom_post_pass = [my_pass_a, registered_pass,"
-              " my_pass_b]\n"
-              "with torch._inductor.config.patch(joint_custom_pre_pass=(my_pass_c,)):\n    pass\n")
-    result = lint_source("user_code.py", source.encode(), Registry.from_files([path]), parse=True)
-    names = sorted(f.name for f in result.findings if f.code == "LG001")
-    assert names == ["my_pass_a", "my_pass_b", "my_pass_c"]  # never 'list' / '<expression>'
-
-
 def test_every_guard_hook_resolves_on_the_installed_torch():
     from lite_compiler.config import registry
     from lite_compiler.guard import HOOKS, _resolve, unresolved_hooks

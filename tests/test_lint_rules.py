@@ -222,3 +222,18 @@ def test_syntax_error_in_a_file_no_rule_needs_is_still_reported(tmp_path):
     report = lint_paths([tmp_path], NO_PASSES, jobs=1)
     assert [(f.line, f.code) for f in report.findings] == [(1, UNCHECKABLE)]
     assert report.parsed == 0  # found without a libcst parse
+
+
+def test_lint_lg001_list_of_custom_passes_is_one_finding_per_name(tmp_path):
+    from lint_rules.engine import lint_source
+    from lite_guard.registry import Registry
+
+    path = tmp_path / "reg.toml"
+    path.write_text('[[pass]]\nname = "registered_pass"\nstage = "post_grad"\nlite = "never"\n')
+    source = ("import torch\n"
+              "torch._inductor.config.post_grad_custom_post_pass = [my_pass_a, registered_pass,"
+              " my_pass_b]\n"
+              "with torch._inductor.config.patch(joint_custom_pre_pass=(my_pass_c,)):\n    pass\n")
+    result = lint_source("user_code.py", source.encode(), Registry.from_files([path]), parse=True)
+    names = sorted(f.name for f in result.findings if f.code == "LG001")
+    assert names == ["my_pass_a", "my_pass_b", "my_pass_c"]  # never 'list' / '<expression>'
