@@ -19,7 +19,7 @@ import torch
 from lite_compiler import guard
 from lite_compiler.config import derive_configs, registry, user_settings_overridden
 from lite_compiler.decomposition import selective_decomposition_table
-from lite_compiler.errors import LiteSettingOverridden
+from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
 from lite_compiler.regions import compile_regions
 
@@ -57,10 +57,20 @@ class LiteCompiler:
         (an unregistered or lite = "never" one is refused here by the guard). A "region" pass
         runs on region graphs only (lite_compiler.regions), so no pass runs twice."""
         for key, custom_pass in guard.configured_custom_passes():
+            if key not in keys:
+                continue
             entry = guard.custom_pass_entry(self.registry, custom_pass)
-            if key in keys and not (entry is not None and entry.lite == "region"):
-                guard.run_custom_pass(key, custom_pass, gm.graph)
-                gm.recompile()
+            if entry is not None and entry.lite == "region":
+                if not key.startswith("post_grad_custom_"):
+                    # Regions run post-grad custom passes only: this one would never run.
+                    raise LiteConfigError(
+                        f"custom pass '{entry.name}' is registered lite = \"region\" but installed"
+                        f" as {key}, which never runs inside regions; install it as"
+                        " post_grad_custom_pre_pass / post_grad_custom_post_pass, or register it"
+                        " lite = \"always\" to run it on the whole graph")
+                continue
+            guard.run_custom_pass(key, custom_pass, gm.graph)
+            gm.recompile()
 
     def compiler(self, kind: str) -> Callable[..., Any]:
         from torch._dynamo.backends.debugging import boxed_nop

@@ -299,3 +299,18 @@ def test_wildcard_region_entry_runs_the_pass_in_regions_only(tmp_path, monkeypat
     assert seen == [1]
     (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_fusion_2"]
     assert entry.allowed and "region[r]" in entry.graph
+
+
+def test_region_pass_installed_on_a_joint_hook_is_a_clear_error(tmp_path, monkeypatch):
+    """A lite = "region" pass on a hook regions never run would silently do nothing: refuse it."""
+    def my_region_only_pass(graph):
+        return None
+
+    registry = tmp_path / "team.toml"
+    registry.write_text('[[pass]]\nname = "my_region_only_pass"\nstage = "joint_graph"\n'
+                        'lite = "region"\nwhy = "only touches annotated nodes"\n')
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
+    x = torch.randn(8, requires_grad=True)
+    with torch._inductor.config.patch(joint_custom_pre_pass=my_region_only_pass), \
+            pytest.raises(lite_compiler.LiteConfigError, match="never runs inside regions"):
+        compile_lite(_region_fn, fullgraph=True)(x)
