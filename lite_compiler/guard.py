@@ -139,8 +139,8 @@ def _inductor_config() -> Any:
 
 
 def _when_config(key: str) -> Callable[[], bool]:
-    def enabled() -> bool:
-        return bool(getattr(_inductor_config(), key))
+    def enabled() -> bool:  # dotted keys are nested config classes, e.g. "triton.x"
+        return bool(functools.reduce(getattr, key.split("."), _inductor_config()))
 
     return enabled
 
@@ -166,6 +166,9 @@ HOOKS: tuple[Hook, ...] = (
     Hook("torch._inductor.memory:reorder_for_peak_memory", "reorder_for_peak_memory", "scheduler", "scheduler"),
     Hook("torch._inductor.comms:reorder_compute_and_comm_for_overlap",
          "reorder_compute_and_comm_for_overlap", "scheduler", "scheduler"),
+    # torch 2.14 adds a comm/compute overlap reorder, on by default (registry: torch >= 2.14).
+    Hook("torch._inductor.comms:simple_overlap", "simple_overlap", "scheduler", "scheduler",
+         _when_config("aten_distributed_optimizations.enable_simple_overlap")),
     Hook("torch._inductor.scheduler:Scheduler.maybe_reorder_for_minimizing_partition",
          "maybe_reorder_for_minimizing_partition", "scheduler", "scheduler"),
     Hook("torch._inductor.scheduler:Scheduler.reorder_for_partition_with_simple_dependency",

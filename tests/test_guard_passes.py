@@ -231,10 +231,13 @@ def test_every_guard_hook_resolves_on_the_installed_torch():
     from lite_compiler.config import registry
     from lite_compiler.guard import HOOKS, _resolve, unresolved_hooks
 
+    reg = registry()
+    assert unresolved_hooks(reg) == []
     for hook in HOOKS:
+        if not reg.match_pass(hook.name).exists_in(torch.__version__):
+            continue  # e.g. simple_overlap, new in torch 2.14
         owner, attr = _resolve(hook.target)  # raises if this torch renamed or moved it
         assert callable(getattr(owner, attr)), hook.target
-    assert unresolved_hooks(registry()) == []
 
 
 _GONE_HOOK_TARGET = "torch._inductor.scheduler:Scheduler.my_renamed_reorder"
