@@ -10,7 +10,9 @@ import difflib
 import fnmatch
 import functools
 import hashlib
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,29 +21,43 @@ from typing import Any, Iterable, Sequence
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-STAGES = ("pre_grad", "joint_graph", "aot", "post_grad", "lowering", "scheduler", "codegen")
+from lite_guard.stages import STAGES
+
+# Defined apart so that project_config can raise them without importing this module.
+from lite_guard.errors import RegistryError, toml_error  # noqa: F401  (re-exported)
+
 
 # never: must not run in lite mode; always: runs everywhere because correctness needs it and it
 # is numerics-neutral; region: runs only inside regions annotated for Inductor.
 LITE_FLAGS = ("never", "always", "region")
 LITE_SAFE_FLAGS = ("always", "region")
 
-PASS_KINDS = ("observer", "pattern", "function", "class", "custom_hook", "scheduler", "config")
-CONFIG_KINDS = ("reorder", "pass_gate", "optimization", "mode")
+# helper: a function a pipeline root calls that transforms nothing (registered so the lint can
+# tell "known and neutral" from "new and unclassified").
+PASS_KINDS = ("observer", "pattern", "function", "class", "custom_hook", "scheduler", "config",
+              "helper")
+# The first five kinds change what runs or how it rounds: lite mode forces a value for them.
+FORCED_CONFIG_KINDS = ("pass_gate", "reorder", "optimization", "numerics", "mode")
+# Classified but not forced: they change speed, logs or nothing a user could observe in numerics.
+# custom_hook keys hold user passes; those are checked pass by pass, not forced.
+FREE_CONFIG_KINDS = ("custom_hook", "tuning", "debug", "neutral")
+CONFIG_KINDS = FORCED_CONFIG_KINDS + FREE_CONFIG_KINDS
 CONFIG_MODULES = {"inductor": "torch._inductor.config", "functorch": "torch._functorch.config"}
+# Types a [[config]] entry may declare (torch's type for the key); unions are written "bool|none".
+CONFIG_TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none", "any")
+# How a region may override a key: "forced" (not at all), "free" (any value of its type), or a
+# TOML array of the values it may set.
+REGION_POLICIES = ("forced", "free")
+BASE_ROLES = ("pass_class", "observer", "pattern_pass")
 
 SHIPPED_DIR = Path(__file__).parent / "registries"
 
-_PASS_FIELDS = {"name", "stage", "lite", "gated_by", "kind", "guard", "torch", "source", "why"}
-_CONFIG_FIELDS = {"key", "module", "kind", "lite_value", "torch", "why"}
+_PASS_FIELDS = {"name", "stage", "lite", "gated_by", "kind", "hook", "when", "torch", "source", "why"}
+_CONFIG_FIELDS = {"key", "module", "kind", "type", "lite_value", "region", "torch", "why"}
+_PIPELINE_FIELDS = {"root", "stage", "torch", "why"}
+_BASE_FIELDS = {"name", "role", "name_arg", "name_position", "torch", "why"}
+_TABLES = ("pass", "config", "pipeline", "base")
 
-
-class RegistryError(Exception):
-    """Bad registry input. ``str()`` is one line: ``path:line: what is wrong``."""
-
-    def __init__(self, path: Path | str, line: int, message: str):
-        self.path, self.line, self.message = str(path), line, message
-        super().__init__(f"{self.path}:{line}: {message}")
 
 
 @dataclass(frozen=True)
@@ -52,7 +68,11 @@ class PassEntry:
     why: str = ""
     gated_by: tuple[str, ...] = ()
     kind: str = "function"
-    guard: str = ""
+    # Where the runtime guard intercepts the pass ("module:qualname"); for kind = "custom_hook",
+    # the config attribute that holds user passes ("torch._inductor.config:post_grad_custom_pass").
+    hook: str = ""
+    # The pass only runs when this config key is truthy ("key", "functorch:key", dotted nested).
+    when: str = ""
     torch: str = ""
     source: str = ""
     origin: str = ""
@@ -62,27 +82,133 @@ class PassEntry:
     def lite_safe(self) -> bool:
         return self.lite in LITE_SAFE_FLAGS
 
+    @property
+    def when_key(self) -> tuple[str, str] | None:
+        """(config module, key) of ``when``, or None."""
+        if not self.when:
+            return None
+        module, _, key = self.when.rpartition(":")
+        return (module or "inductor", key)
+
     def exists_in(self, torch_version: str | None) -> bool:
         return _version_matches(self.torch, torch_version)
+
+
+class _Unset:
+    """``lite_value`` of a config entry that is classified but not forced."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
 
 
 @dataclass(frozen=True)
 class ConfigEntry:
     key: str
-    lite_value: Any
+    lite_value: Any = UNSET
     module: str = "inductor"
     kind: str = "pass_gate"
+    type: str = ""
+    region: Any = ""  # "" means the default: "forced" when lite_value is set, else "free"
     why: str = ""
     torch: str = ""
     origin: str = ""
     line: int = 0
 
     @property
-    def qualified_key(self) -> str:
-        return f"{CONFIG_MODULES[self.module]}.{self.key}"
+    def forced(self) -> bool:
+        """Whether lite mode forces a value for this key."""
+        return self.lite_value is not UNSET
+
+    @property
+    def region_policy(self) -> Any:
+        if self.region:
+            return self.region
+        return "forced" if self.forced or self.kind == "custom_hook" else "free"
+
+    def region_allows(self, value: Any) -> tuple[bool, str]:
+        """(allowed, why not) for a region that sets this key to ``value``."""
+        if self.type and not value_matches_type(value, self.type):
+            return False, f"{self.key} is {self.type} in torch's config, got {type(value).__name__} {value!r}"
+        policy = self.region_policy
+        if policy == "free":
+            return True, ""
+        if policy == "forced":
+            if self.forced and _same_value(value, self.lite_value):
+                return True, ""
+            return False, (f"the registry forces {self.key} = {self.lite_value!r} in regions too"
+                           f" ({self.origin}:{self.line})" if self.forced else
+                           f"the registry does not let regions set {self.key} ({self.origin}:{self.line})")
+        if any(_same_value(value, allowed) for allowed in policy):
+            return True, ""
+        return False, (f"regions may set {self.key} only to one of {policy!r}"
+                       f" ({self.origin}:{self.line})")
 
     def exists_in(self, torch_version: str | None) -> bool:
         return _version_matches(self.torch, torch_version)
+
+
+@dataclass(frozen=True)
+class PipelineEntry:
+    """A function that runs passes: every graph-transforming call inside it must be registered."""
+
+    root: str  # "module:qualname"
+    stage: str
+    why: str = ""
+    torch: str = ""
+    origin: str = ""
+    line: int = 0
+
+    def exists_in(self, torch_version: str | None) -> bool:
+        return _version_matches(self.torch, torch_version)
+
+
+@dataclass(frozen=True)
+class BaseEntry:
+    """Pass vocabulary: a class whose concrete subclasses are passes (pass_class), or whose
+    constructor names a pass (observer, pattern_pass: argument ``name_arg`` / ``name_position``)."""
+
+    name: str  # "module:qualname"
+    role: str
+    name_arg: str = ""
+    name_position: int = -1
+    why: str = ""
+    torch: str = ""
+    origin: str = ""
+    line: int = 0
+
+    def exists_in(self, torch_version: str | None) -> bool:
+        return _version_matches(self.torch, torch_version)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equality that does not confuse True with 1 (TOML and Python configs both have both)."""
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
+def value_matches_type(value: Any, type_spec: str) -> bool:
+    """Whether ``value`` is of the declared config type (``"bool|none"`` style unions)."""
+    for name in type_spec.split("|"):
+        name = name.strip()
+        if name == "any" or name == "callable" and callable(value):
+            return True
+        if name == "bool" and isinstance(value, bool):
+            return True
+        if name == "int" and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if name == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True
+        if name == "str" and isinstance(value, str):
+            return True
+        if name == "list" and isinstance(value, (list, tuple)):
+            return True
+        if name == "dict" and isinstance(value, dict):
+            return True
+        if name == "none" and value is None:
+            return True
+    return False
 
 
 def _version_matches(spec: str, torch_version: str | None) -> bool:
@@ -97,9 +223,12 @@ def _version_matches(spec: str, torch_version: str | None) -> bool:
 class Registry:
     passes: tuple[PassEntry, ...] = ()
     configs: tuple[ConfigEntry, ...] = ()
+    pipelines: tuple[PipelineEntry, ...] = ()
+    bases: tuple[BaseEntry, ...] = ()
     files: tuple[Path, ...] = ()
     _by_name: dict[str, PassEntry] = field(default_factory=dict, repr=False)
     _by_key: dict[tuple[str, str], ConfigEntry] = field(default_factory=dict, repr=False)
+    _file_bytes: dict[Path, bytes] = field(default_factory=dict, repr=False)
 
     # ---- loading -------------------------------------------------------------------------
     @classmethod
@@ -118,11 +247,13 @@ class Registry:
     def from_files(cls, paths: Iterable[str | Path]) -> "Registry":
         registry = cls()
         for path in paths:
-            passes, configs = parse_registry_file(Path(path))
-            registry._add(Path(path), passes, configs)
+            parsed = parse_registry_file(Path(path))
+            registry._add(Path(path), parsed)
+        registry._check_types()
         return registry
 
-    def _add(self, path: Path, passes: list[PassEntry], configs: list[ConfigEntry]) -> None:
+    def _add(self, path: Path, parsed: "ParsedFile") -> None:
+        passes, configs = parsed.passes, parsed.configs
         for entry in passes:
             previous = self._by_name.get(entry.name)
             if previous is not None:
@@ -143,7 +274,26 @@ class Registry:
             self._by_key[(entry.module, entry.key)] = entry
         self.passes += tuple(passes)
         self.configs += tuple(configs)
+        self.pipelines += tuple(parsed.pipelines)
+        self.bases += tuple(parsed.bases)
         self.files += (path,)
+        self._file_bytes[path] = parsed.raw
+
+    def _check_types(self) -> None:
+        """A forced value must have the type torch declares for the key (the inventory's
+        ``type``); a string "false" for a bool key would switch the pass on."""
+        for entry in self.configs:
+            if entry.forced and entry.type and not value_matches_type(entry.lite_value, entry.type):
+                raise RegistryError(entry.origin, entry.line,
+                                    f"lite_value {entry.lite_value!r} of '{entry.key}' is"
+                                    f" {type(entry.lite_value).__name__}, but torch's config declares"
+                                    f" {entry.type}; write a {entry.type} value")
+            if isinstance(entry.region, list):
+                for value in entry.region:
+                    if entry.type and not value_matches_type(value, entry.type):
+                        raise RegistryError(entry.origin, entry.line,
+                                            f"region value {value!r} of '{entry.key}' is not"
+                                            f" {entry.type}; list only values of torch's type")
 
     # ---- queries -------------------------------------------------------------------------
     def get_pass(self, name: str) -> PassEntry | None:
@@ -166,6 +316,20 @@ class Registry:
     def get_config(self, key: str, module: str = "inductor") -> ConfigEntry | None:
         return self._by_key.get((module, key))
 
+    def configs_of(self, module: str) -> list[ConfigEntry]:
+        return [c for c in self.configs if c.module == module]
+
+    def hooked_passes(self) -> list[PassEntry]:
+        """Passes the guard intercepts at a function or method (``hook``), custom hooks aside."""
+        return [p for p in self.passes if p.hook and p.kind != "custom_hook"]
+
+    def custom_hooks(self) -> list[PassEntry]:
+        """The config attributes that hold user passes (Inductor's and functorch's)."""
+        return [p for p in self.passes if p.kind == "custom_hook" and p.hook]
+
+    def bases_by_role(self, role: str) -> list[BaseEntry]:
+        return [b for b in self.bases if b.role == role]
+
     def filter(self, stage: str | None = None, lite: str | None = None) -> list[PassEntry]:
         return [
             p for p in self.passes
@@ -184,16 +348,18 @@ class Registry:
         return {
             c.key: c.lite_value
             for c in sorted(self.configs, key=lambda c: c.key)
-            if c.module == module and c.exists_in(torch_version)
+            if c.module == module and c.forced and c.exists_in(torch_version)
         }
 
     def content_hash(self) -> str:
-        """Stable hash of every registry file in use: part of the lint cache key."""
+        """SHA-256 of the bytes every registry file in use had when it was parsed: the lint cache
+        key and the compiler's "re-read?" test (an edit that keeps mtime and size still counts)."""
         digest = hashlib.sha256()
         for path in self.files:
-            digest.update(str(path).encode())
-            digest.update(path.read_bytes())
-        return digest.hexdigest()[:16]
+            data = self._file_bytes.get(path, b"")
+            digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0")
+            digest.update(data)
+        return digest.hexdigest()
 
 
 def shipped_registry_files() -> list[Path]:
@@ -219,18 +385,53 @@ def registry_paths(
 
 # ---- parsing and validation -------------------------------------------------------------
 
-_TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
-_TABLE_HEADER = re.compile(r"^\s*\[\[\s*(pass|config)\s*\]\]")
+_TABLE_HEADER = re.compile(r"^\s*\[\[\s*(pass|config|pipeline|base)\s*\]\]")
+# A registry is a few hundred KB; anything far larger is not one (and must not fill memory).
+MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
 
-def parse_registry_file(path: Path) -> tuple[list[PassEntry], list[ConfigEntry]]:
+@dataclass(frozen=True)
+class ParsedFile:
+    passes: list[PassEntry]
+    configs: list[ConfigEntry]
+    pipelines: list[PipelineEntry]
+    bases: list[BaseEntry]
+    raw: bytes
+
+
+def read_regular_file(path: Path, limit: int = MAX_REGISTRY_BYTES) -> bytes:
+    """The bytes of a regular file; a FIFO, socket or device (or a symlink to one) is refused
+    instead of blocking or reading forever. Raises OSError with a reason people can act on."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
     try:
-        text = path.read_text(encoding="utf-8")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"not a regular file (a FIFO, socket, device or directory)")
+        if info.st_size > limit:
+            raise OSError(f"file is {info.st_size} bytes, over the {limit}-byte limit")
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise OSError(f"file grew over the {limit}-byte limit while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def parse_registry_file(path: Path) -> ParsedFile:
+    try:
+        raw = read_regular_file(path)
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RegistryError(path, 0, "registry file does not exist; fix the path in"
                             " [tool.lite_guard] registries or on the command line") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise RegistryError(path, 0, f"cannot read registry file: {exc}") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise RegistryError(path, 0, f"cannot read registry file: {reason}; point the registry"
+                            " path at a regular UTF-8 TOML file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -238,25 +439,20 @@ def parse_registry_file(path: Path) -> tuple[list[PassEntry], list[ConfigEntry]]
 
     text_lines = text.splitlines()  # split once; every line lookup below shares it
     lines = _entry_lines(text_lines)
-    unknown_tables = set(data) - {"pass", "config", "meta"}
+    unknown_tables = set(data) - {*_TABLES, "meta"}
     if unknown_tables:
         table = sorted(unknown_tables)[0]
         raise RegistryError(path, _line_of(text_lines, table), f"unknown table '{table}'; expected"
-                            " [[pass]], [[config]] or [meta]")
-    raw_passes = _as_table_list(path, data, "pass", text_lines, lines["pass"])
-    raw_configs = _as_table_list(path, data, "config", text_lines, lines["config"])
-    passes = [_parse_pass(path, raw, line, text_lines) for raw, line in zip(raw_passes, lines["pass"])]
-    configs = [_parse_config(path, raw, line, text_lines)
-               for raw, line in zip(raw_configs, lines["config"])]
-    return passes, configs
+                            " [[pass]], [[config]], [[pipeline]], [[base]] or [meta]")
+    parsers = {"pass": _parse_pass, "config": _parse_config, "pipeline": _parse_pipeline,
+               "base": _parse_base}
+    entries = {}
+    for table, parse in parsers.items():
+        raw_entries = _as_table_list(path, data, table, text_lines, lines[table])
+        entries[table] = [parse(path, entry, line, text_lines)
+                          for entry, line in zip(raw_entries, lines[table])]
+    return ParsedFile(entries["pass"], entries["config"], entries["pipeline"], entries["base"], raw)
 
-
-def toml_error(path: Path, exc: tomllib.TOMLDecodeError, text: str = "") -> RegistryError:
-    """A TOML syntax error as one ``path:line: malformed TOML: ...`` line."""
-    match = _TOML_POSITION.search(str(exc))
-    # tomllib says "(at end of document)" for what is left open: that is the last line.
-    line = int(match.group(1)) if match else len(text.splitlines())
-    return RegistryError(path, line, f"malformed TOML: {_TOML_POSITION.sub('', str(exc)).strip()}")
 
 
 def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str],
@@ -272,7 +468,7 @@ def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str],
 
 
 def _entry_lines(lines: Sequence[str]) -> dict[str, list[int]]:
-    found: dict[str, list[int]] = {"pass": [], "config": []}
+    found: dict[str, list[int]] = {table: [] for table in _TABLES}
     for number, line in enumerate(lines, start=1):
         match = _TABLE_HEADER.match(line)
         if match:
@@ -340,6 +536,30 @@ def _check_torch_spec(path, spec, line, lines) -> None:
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
 
 
+_QUALIFIED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_<][\w.<>]*$")
+_CONFIG_REF = re.compile(r"^(?:(inductor|functorch):)?[A-Za-z_][\w.]*$")
+
+
+def _check_qualified(path, value, field_name, line, lines, example) -> None:
+    if value and not _QUALIFIED.match(value):
+        raise RegistryError(path, _field_line(lines, line, field_name),
+                            f"{field_name} '{value}' is not 'module:qualname'; write e.g. \"{example}\"")
+
+
+def _check_wildcard_scope(path, name, lite, line, lines) -> None:
+    """A wildcard that allows passes must be scoped to the project's own qualified namespace:
+    "*" or "fx_*" with lite = "always" would let any pass, torch's included, run unchecked."""
+    if "*" not in name or lite not in LITE_SAFE_FLAGS:
+        return
+    prefix = name.split("*", 1)[0]
+    module = prefix.split(":", 1)[0]
+    if ":" not in prefix or not module or module == "torch" or module.startswith("torch."):
+        raise RegistryError(path, _field_line(lines, line, "name"),
+                            f"wildcard pass '{name}' may not be lite = \"{lite}\": a wildcard can"
+                            " only allow passes inside your own qualified namespace; write e.g."
+                            " name = \"my_project.passes:*\" or list the passes one by one")
+
+
 def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassEntry:
     _check_fields(path, raw, _PASS_FIELDS, line, lines, "pass")
     name = _require_str(path, raw, "name", line, lines)
@@ -349,17 +569,25 @@ def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassE
     if lite in LITE_SAFE_FLAGS and not why.strip():
         raise RegistryError(path, line, f"pass '{name}' is lite-safe (lite = \"{lite}\") but has no"
                             " 'why'; add why = \"<one line: why it is numerics-neutral>\"")
+    _check_wildcard_scope(path, name, lite, line, lines)
     gated_by = raw.get("gated_by", [])
     if not isinstance(gated_by, list) or not all(isinstance(g, str) for g in gated_by):
         raise RegistryError(path, _field_line(lines, line, "gated_by"),
                             "'gated_by' must be a list of config keys (strings)")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
     _check_torch_spec(path, torch_spec, line, lines)
+    hook = _require_str(path, raw, "hook", line, lines, required=False)
+    _check_qualified(path, hook, "hook", line, lines, "torch._inductor.scheduler:Scheduler.fuse_nodes")
+    when = _require_str(path, raw, "when", line, lines, required=False)
+    if when and not _CONFIG_REF.match(when):
+        raise RegistryError(path, _field_line(lines, line, "when"),
+                            f"when '{when}' is not a config key; write e.g. \"use_dce\","
+                            " \"triton.cudagraphs\" or \"functorch:activation_memory_budget\"")
     return PassEntry(
         name=name, stage=stage, lite=lite, why=why, gated_by=tuple(gated_by),
         kind=_require_str(path, raw, "kind", line, lines, choices=PASS_KINDS, required=False)
         or "function",
-        guard=_require_str(path, raw, "guard", line, lines, required=False),
+        hook=hook, when=when,
         torch=torch_spec,
         source=_require_str(path, raw, "source", line, lines, required=False),
         origin=str(path), line=line,
@@ -371,15 +599,67 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
     key = _require_str(path, raw, "key", line, lines)
     module = _require_str(path, raw, "module", line, lines, choices=tuple(CONFIG_MODULES),
                           required=False) or "inductor"
-    if "lite_value" not in raw:
-        raise RegistryError(path, line, f"config '{key}' has no 'lite_value'; add the value lite"
-                            " mode forces, e.g. lite_value = false")
+    kind = _require_str(path, raw, "kind", line, lines, choices=CONFIG_KINDS,
+                        required=False) or "pass_gate"
+    if kind in FORCED_CONFIG_KINDS and "lite_value" not in raw:
+        raise RegistryError(path, line, f"config '{key}' (kind = \"{kind}\") has no 'lite_value';"
+                            " add the value lite mode forces, e.g. lite_value = false")
+    if kind in FREE_CONFIG_KINDS and "lite_value" in raw:
+        raise RegistryError(path, _field_line(lines, line, "lite_value"),
+                            f"config '{key}' is kind = \"{kind}\", which lite mode does not force;"
+                            " remove lite_value or classify it as pass_gate, reorder, optimization,"
+                            " numerics or mode")
+    type_spec = _require_str(path, raw, "type", line, lines, required=False)
+    for part in filter(None, type_spec.split("|")):
+        if part.strip() not in CONFIG_TYPES:
+            raise RegistryError(path, _field_line(lines, line, "type"),
+                                f"unknown type '{part.strip()}' for '{key}'; expected one of:"
+                                f" {', '.join(CONFIG_TYPES)} (unions as \"bool|none\")")
+    region = raw.get("region", "")
+    if not (region in ("", *REGION_POLICIES) or isinstance(region, list)):
+        raise RegistryError(path, _field_line(lines, line, "region"),
+                            f"region policy {region!r} of '{key}' must be \"forced\", \"free\" or"
+                            " a list of the values a region may set")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
     _check_torch_spec(path, torch_spec, line, lines)
     return ConfigEntry(
-        key=key, lite_value=raw["lite_value"], module=module,
-        kind=_require_str(path, raw, "kind", line, lines, choices=CONFIG_KINDS, required=False)
-        or "pass_gate",
+        key=key, lite_value=raw.get("lite_value", UNSET), module=module, kind=kind,
+        type=type_spec, region=region,
         why=_require_str(path, raw, "why", line, lines, required=False),
         torch=torch_spec, origin=str(path), line=line,
     )
+
+
+def _parse_pipeline(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PipelineEntry:
+    _check_fields(path, raw, _PIPELINE_FIELDS, line, lines, "pipeline")
+    root = _require_str(path, raw, "root", line, lines)
+    _check_qualified(path, root, "root", line, lines,
+                     "torch._inductor.fx_passes.post_grad:post_grad_passes")
+    torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
+    _check_torch_spec(path, torch_spec, line, lines)
+    return PipelineEntry(
+        root=root, stage=_require_str(path, raw, "stage", line, lines, choices=STAGES),
+        why=_require_str(path, raw, "why", line, lines, required=False),
+        torch=torch_spec, origin=str(path), line=line)
+
+
+def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseEntry:
+    _check_fields(path, raw, _BASE_FIELDS, line, lines, "base")
+    name = _require_str(path, raw, "name", line, lines)
+    _check_qualified(path, name, "name", line, lines,
+                     "torch._inductor.custom_graph_pass:CustomGraphPass")
+    role = _require_str(path, raw, "role", line, lines, choices=BASE_ROLES)
+    position = raw.get("name_position", -1)
+    if not isinstance(position, int) or isinstance(position, bool):
+        raise RegistryError(path, _field_line(lines, line, "name_position"),
+                            "'name_position' must be an integer (the argument's index, self excluded)")
+    name_arg = _require_str(path, raw, "name_arg", line, lines, required=False)
+    if role != "pass_class" and not name_arg and position < 0:
+        raise RegistryError(path, line, f"base '{name}' (role = \"{role}\") must say which argument"
+                            " names the pass: add name_arg = \"...\" and/or name_position = N")
+    torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
+    _check_torch_spec(path, torch_spec, line, lines)
+    return BaseEntry(
+        name=name, role=role, name_arg=name_arg, name_position=position,
+        why=_require_str(path, raw, "why", line, lines, required=False),
+        torch=torch_spec, origin=str(path), line=line)

@@ -175,13 +175,161 @@ def test_version_flag():
 
 
 def test_wildcard_entries_match_names_built_at_run_time(tmp_path):
-    path = write(tmp_path, '[[pass]]\nname = "my_fusion_*"\nstage = "post_grad"\nlite = "region"\n'
-                           'why = "fusions named per group"\n[[pass]]\nname = "my_fusion_exact"\n'
-                           'stage = "post_grad"\nlite = "never"\n')
+    path = write(tmp_path, '[[pass]]\nname = "my_project.fusion:group_*"\nstage = "post_grad"\n'
+                           'lite = "region"\nwhy = "fusions named per group"\n[[pass]]\n'
+                           'name = "my_project.fusion:group_exact"\nstage = "post_grad"\nlite = "never"\n')
     registry = Registry.from_files([path])
-    assert registry.match_pass("my_fusion_3").name == "my_fusion_*"
-    assert registry.match_pass("my_fusion_exact").lite == "never"  # exact name wins
-    assert registry.match_pass("other") is None
+    assert registry.match_pass("my_project.fusion:group_3").name == "my_project.fusion:group_*"
+    assert registry.match_pass("my_project.fusion:group_exact").lite == "never"  # exact name wins
+    assert registry.match_pass("group_3") is None
+
+
+@pytest.mark.parametrize("name", ["*", "fx_*", "torch._inductor.fx_passes:*", "my_project*"])
+def test_wildcard_that_allows_passes_outside_a_qualified_namespace_is_refused(tmp_path, name):
+    path = write(tmp_path, f'[[pass]]\nname = "{name}"\nstage = "post_grad"\nlite = "always"\n'
+                           'why = "all of them"\n')
+    with pytest.raises(RegistryError) as error:
+        Registry.from_files([path])
+    assert str(error.value) == (
+        f"{path}:2: wildcard pass '{name}' may not be lite = \"always\": a wildcard can only allow"
+        " passes inside your own qualified namespace; write e.g. name = \"my_project.passes:*\" or"
+        " list the passes one by one")
+
+
+def test_never_wildcards_need_no_namespace(tmp_path):
+    path = write(tmp_path, '[[pass]]\nname = "fx_*"\nstage = "post_grad"\nlite = "never"\n')
+    assert Registry.from_files([path]).match_pass("fx_anything").lite == "never"
+
+
+SCHEMA_ERRORS = {
+    "string_for_bool": ('[[config]]\nkey = "epilogue_fusion"\nkind = "optimization"\ntype = "bool"\n'
+                        'lite_value = "false"\n', 1,
+                        "lite_value 'false' of 'epilogue_fusion' is str, but torch's config declares"
+                        " bool; write a bool value"),
+    "int_for_bool": ('[[config]]\nkey = "k"\nkind = "reorder"\ntype = "bool"\nlite_value = 0\n', 1,
+                     "lite_value 0 of 'k' is int, but torch's config declares bool; write a bool value"),
+    "unknown_type": ('[[config]]\nkey = "k"\nkind = "tuning"\ntype = "boolean"\n', 4,
+                     "unknown type 'boolean' for 'k'"),
+    "forced_kind_without_value": ('[[config]]\nkey = "k"\nkind = "reorder"\ntype = "bool"\n', 1,
+                                  "config 'k' (kind = \"reorder\") has no 'lite_value'"),
+    "free_kind_with_value": ('[[config]]\nkey = "k"\nkind = "debug"\nlite_value = true\n', 4,
+                             "config 'k' is kind = \"debug\", which lite mode does not force"),
+    "bad_region_policy": ('[[config]]\nkey = "k"\nkind = "tuning"\nregion = "sometimes"\n', 4,
+                          "region policy 'sometimes' of 'k' must be"),
+    "region_value_of_wrong_type": ('[[config]]\nkey = "k"\nkind = "tuning"\ntype = "int"\n'
+                                   'region = [1, "two"]\n', 1, "region value 'two' of 'k' is not int"),
+    "hook_not_qualified": ('[[pass]]\nname = "p"\nstage = "scheduler"\nlite = "never"\n'
+                           'hook = "torch._inductor.scheduler.fuse"\n', 5,
+                           "hook 'torch._inductor.scheduler.fuse' is not 'module:qualname'"),
+    "when_not_a_key": ('[[pass]]\nname = "p"\nstage = "scheduler"\nlite = "never"\nwhen = "a b"\n', 5,
+                       "when 'a b' is not a config key"),
+    "pipeline_root_not_qualified": ('[[pipeline]]\nroot = "post_grad_passes"\nstage = "post_grad"\n', 2,
+                                    "root 'post_grad_passes' is not 'module:qualname'"),
+    "observer_base_without_name_arg": ('[[base]]\nname = "m:Observer"\nrole = "observer"\n', 1,
+                                       "base 'm:Observer' (role = \"observer\") must say which argument"),
+    "unknown_table": ('[[passes]]\nname = "p"\n', 1, "unknown table 'passes'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCHEMA_ERRORS))
+def test_schema_errors_are_one_line_at_their_line(tmp_path, case):
+    text, line, message = SCHEMA_ERRORS[case]
+    path = write(tmp_path, text)
+    with pytest.raises(RegistryError) as error:
+        Registry.from_files([path])
+    assert str(error.value).startswith(f"{path}:{line}: {message}"), str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_pipelines_bases_hooks_and_custom_hooks_load(tmp_path):
+    path = write(tmp_path, textwrap.dedent('''\
+        [[pass]]
+        name = "fuse_nodes"
+        stage = "scheduler"
+        lite = "never"
+        kind = "scheduler"
+        hook = "torch._inductor.scheduler:Scheduler.fuse_nodes"
+        when = "triton.cudagraphs"
+
+        [[pass]]
+        name = "joint_custom_pass"
+        stage = "aot"
+        lite = "never"
+        kind = "custom_hook"
+        hook = "torch._functorch.config:joint_custom_pass"
+
+        [[pipeline]]
+        root = "torch._inductor.fx_passes.post_grad:post_grad_passes"
+        stage = "post_grad"
+
+        [[base]]
+        name = "torch.fx.passes.graph_transform_observer:GraphTransformObserver"
+        role = "observer"
+        name_arg = "passname"
+        name_position = 1
+        '''))
+    registry = Registry.from_files([path])
+    assert [p.name for p in registry.hooked_passes()] == ["fuse_nodes"]
+    assert registry.hooked_passes()[0].when_key == ("inductor", "triton.cudagraphs")
+    assert [(p.name, p.hook) for p in registry.custom_hooks()] == [
+        ("joint_custom_pass", "torch._functorch.config:joint_custom_pass")]
+    assert registry.pipelines[0].root == "torch._inductor.fx_passes.post_grad:post_grad_passes"
+    assert [b.name_position for b in registry.bases_by_role("observer")] == [1]
+
+
+def test_region_policy_forced_free_and_listed(tmp_path):
+    path = write(tmp_path, textwrap.dedent('''\
+        [[config]]
+        key = "inplace_buffers"
+        kind = "optimization"
+        type = "bool"
+        lite_value = false
+
+        [[config]]
+        key = "cpp.simdlen"
+        kind = "tuning"
+        type = "int|none"
+
+        [[config]]
+        key = "max_autotune"
+        kind = "optimization"
+        type = "bool"
+        lite_value = false
+        region = [false, true]
+        '''))
+    registry = Registry.from_files([path])
+    forced = registry.get_config("inplace_buffers")
+    assert forced.region_allows(False) == (True, "")
+    allowed, why = forced.region_allows(True)
+    assert not allowed and why.startswith("the registry forces inplace_buffers = False in regions too")
+    simdlen = registry.get_config("cpp.simdlen")
+    assert simdlen.region_allows(16) == (True, "") and simdlen.region_allows(None) == (True, "")
+    allowed, why = simdlen.region_allows("sixteen")
+    assert not allowed and why == "cpp.simdlen is int|none in torch's config, got str 'sixteen'"
+    assert registry.get_config("max_autotune").region_allows(True) == (True, "")
+    assert registry.derive_lite_config() == {"inplace_buffers": False, "max_autotune": False}
+
+
+def test_content_hash_changes_when_bytes_change_even_with_same_size_and_mtime(tmp_path):
+    import os
+
+    path = write(tmp_path, '[[pass]]\nname = "a"\nstage = "post_grad"\nlite = "never"\n')
+    before = Registry.from_files([path]).content_hash()
+    stat = path.stat()
+    path.write_text('[[pass]]\nname = "b"\nstage = "post_grad"\nlite = "never"\n')
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert Registry.from_files([path]).content_hash() != before
+
+
+def test_a_fifo_as_registry_is_refused_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "reg.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(RegistryError) as error:
+        Registry.from_files([fifo])
+    assert str(error.value).startswith(f"{fifo}:0: cannot read registry file: not a regular file")
 
 
 PYPROJECT_ERRORS = {

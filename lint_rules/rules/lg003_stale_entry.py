@@ -116,6 +116,6 @@ def _root_of(entry: PassEntry) -> str:
     """The package an entry lives in: ``torch/_inductor`` for a source ``torch/_inductor/x.py``."""
     if entry.source:
         return "/".join(entry.source.split("/")[:2])
-    if entry.guard:
-        return entry.guard.split(".")[0]
+    if entry.hook:
+        return entry.hook.split(":")[0].split(".")[0]
     return ""
