@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.markdown_section import replace_section  # noqa: E402
-from lite_guard.commands.check import TORCH_TREES, installed_torch_trees  # noqa: E402
+from lint_rules.command import TORCH_TREES, installed_torch_trees  # noqa: E402
 
 LITE_GUARD = [sys.executable, "-m", "lite_guard", "check", "--no-project"]
 CHANGED = "_inductor/fx_passes/post_grad.py"  # a file the prefilter sends to libcst

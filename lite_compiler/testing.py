@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from lite_guard.fuzz.runner import bitwise_equal
+from lite_compiler.fuzz.runner import bitwise_equal
 
 
 class BitwiseMismatch(AssertionError):

@@ -1,4 +1,9 @@
-"""The ``lite_guard`` command: a thin adapter over the registry, the linter and the compiler.
+"""The ``lite_guard`` command: a thin shell whose subcommands are contributed by the packages.
+
+Each subcommand is an entry point in the ``lite_guard.commands`` group whose value is a
+``register(subparsers)`` function (``check`` comes from lint_rules, ``trace`` and ``fuzz`` from
+lite_compiler, ``registry`` from lite_guard itself). The shell imports none of those packages:
+it asks importlib.metadata, the way flake8 and pytest find their plugins, so imports only go down.
 
 Exit codes everywhere: 0 clean, 1 findings, 2 usage or configuration error.
 """
@@ -6,13 +11,14 @@ Exit codes everywhere: 0 clean, 1 findings, 2 usage or configuration error.
 from __future__ import annotations
 
 import argparse
-import importlib
+import os
 import sys
+from importlib.metadata import EntryPoint, entry_points
 
 from lite_guard import __version__
+from lite_guard.errors import RegistryError
 
-# Each subcommand lives in lite_guard/commands/<name>.py with register(subparsers) and run(args).
-COMMANDS = ("check", "registry", "trace", "fuzz")
+ENTRY_POINT_GROUP = "lite_guard.commands"
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -24,29 +30,54 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_entry_points() -> dict[str, EntryPoint]:
+    """The installed subcommands by name (reading metadata imports none of them)."""
+    return {ep.name: ep for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with the subcommand named in ``argv`` loaded, or every one when none is named.
+
+    Loading only the command asked for keeps ``lite_guard check`` from importing the compiler
+    (and torch with it) just to add ``trace``'s options to a parser it will not use.
+    """
     parser = _Parser(prog="lite_guard", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"lite_guard {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    commands = command_entry_points()
+    named = next((a for a in (argv or []) if not a.startswith("-")), None)
+    for name, entry_point in commands.items():
+        if named in commands and name != named:
+            subparsers.add_parser(name)  # listed, so argparse still knows the name
+            continue
         try:
-            module = importlib.import_module(f"lite_guard.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"lite_guard.commands.{name}":
-                raise
-            continue  # a command whose module is not shipped yet
-        module.register(subparsers)
+            register = entry_point.load()
+        except ImportError as exc:
+            # trace and fuzz need torch, an optional dependency: say so instead of a traceback.
+            if name == named:
+                raise CommandUnavailable(f"lite_guard {name}: cannot load the command ({exc});"
+                                         f" install torch 2.11-2.14 or reinstall lite-guard")
+            subparsers.add_parser(name, help=f"(unavailable: {exc})")
+            continue
+        register(subparsers)
     return parser
 
 
+class CommandUnavailable(Exception):
+    """The command named on the command line could not be imported (one line for people)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser = build_parser(argv)
+    except CommandUnavailable as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from lite_guard.registry import RegistryError
-
     try:
         return args.run(args)
     except RegistryError as exc:
@@ -54,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `lite_guard ... | head`: the reader left; say nothing more (Python docs' recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lite_guard.registry import RegistryError, toml_error
+from lite_guard.errors import RegistryError, toml_error
 
 _KNOWN_KEYS = {"registries", "paths", "exclude"}
 _SECTION = "[tool.lite_guard]"

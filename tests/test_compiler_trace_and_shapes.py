@@ -21,7 +21,7 @@ torch.compile(fn)(torch.randn(8))
 
 
 def _trace(argv):
-    from lite_guard.commands import trace
+    from lite_compiler.commands import trace
 
     parser = argparse.ArgumentParser()
     trace.register(parser.add_subparsers())

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from lite_guard.fuzz.programs import PRELUDE, VOCABULARY, WIDTH, render_function
-from lite_guard.fuzz.session import draw_programs
+from lite_compiler.fuzz.programs import PRELUDE, VOCABULARY, WIDTH, render_function
+from lite_compiler.fuzz.session import draw_programs
 
 
 def test_same_seed_draws_same_programs_and_vocabulary_is_used():
@@ -68,7 +68,7 @@ def test_bad_arguments_exit_2(tmp_path):
 
 
 def test_sweep_turns_on_every_lite_off_inductor_config_from_the_registry():
-    from lite_guard.fuzz.session import sweep_candidates
+    from lite_compiler.fuzz.session import sweep_candidates
     from lite_guard.registry import Registry
 
     candidates = {key: (lite, on) for key, lite, on in sweep_candidates()}
@@ -83,8 +83,8 @@ def test_result_exactness_matches_what_the_runner_collects():
     """The per-result bitwise/tolerance flags line up with the runner's results, for every
     drawn program, and only region-reachable results get a tolerance."""
     pytest.importorskip("torch")
-    from lite_guard.fuzz.programs import Program, Step, result_exactness
-    from lite_guard.fuzz.runner import build_inputs
+    from lite_compiler.fuzz.programs import Program, Step, result_exactness
+    from lite_compiler.fuzz.runner import build_inputs
 
     for program in draw_programs(80, seed=11, regions=True):
         inputs = build_inputs(program, 4, "cpu")

@@ -17,7 +17,7 @@ import pytest
 
 from lint_rules.cache import Cache
 from lint_rules.engine import lint_paths
-from lite_guard.commands.check import TORCH_TREES, installed_torch_trees
+from lint_rules.command import TORCH_TREES, installed_torch_trees
 from lite_guard.registry import Registry
 
 

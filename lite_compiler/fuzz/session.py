@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lite_guard.fuzz.programs import Program, program_strategy
+from lite_compiler.fuzz.programs import Program, program_strategy
 
 
 def draw_programs(count: int, seed: int, regions: bool = False, max_steps: int = 8) -> list[Program]:
@@ -57,7 +57,7 @@ class FuzzSession:
         from rich.markup import escape
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from lite_guard.fuzz.runner import check_program, make_target, shrink, write_reproducer
+        from lite_compiler.fuzz.runner import check_program, make_target, shrink, write_reproducer
 
         console = Console(stderr=True)
         target, reference = make_target(self.target, self.force), make_target("aot_eager")
@@ -123,7 +123,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     from rich.progress import track
 
     from lite_guard.atomic import write_text_atomic
-    from lite_guard.fuzz.runner import compare, make_target, run_program
+    from lite_compiler.fuzz.runner import compare, make_target, run_program
 
     console = Console(stderr=True)
     programs = draw_programs(args.count, args.seed, False, args.max_steps)

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from lite_guard.fuzz.programs import (
+from lite_compiler.fuzz.programs import (
     BATCH_SIZES, PRELUDE, WIDTH, Program, extras_of, render_function, result_exactness,
 )
 
@@ -208,8 +208,8 @@ PROGRAM = {program_repr!r}
 
 
 def main():
-    from lite_guard.fuzz.programs import Program, Step  # noqa: F401  (PROGRAM's repr uses them)
-    from lite_guard.fuzz.runner import check_program, make_target
+    from lite_compiler.fuzz.programs import Program, Step  # noqa: F401  (PROGRAM's repr uses them)
+    from lite_compiler.fuzz.runner import check_program, make_target
 
     program = eval(PROGRAM)
     outcome = check_program(program, make_target({target!r}, {force!r}),

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"lite_guard fuzz: {exc}", file=sys.stderr)
         return 2
-    from lite_guard.fuzz.session import FuzzSession, run_sweep
+    from lite_compiler.fuzz.session import FuzzSession, run_sweep
 
     if args.device == "cuda":
         import torch

@@ -1,0 +1,29 @@
+"""Errors for bad user input (registry files, ``[tool.lite_guard]``): one line, ``path:line: what``.
+
+Its own module so that both the registry loader and the project-config reader can raise it
+without importing each other (the registry reads the project config to find its files).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+class RegistryError(Exception):
+    """Bad registry input. ``str()`` is one line: ``path:line: what is wrong``."""
+
+    def __init__(self, path: Path | str, line: int, message: str):
+        self.path, self.line, self.message = str(path), line, message
+        super().__init__(f"{self.path}:{line}: {message}")
+
+
+def toml_error(path: Path, exc: tomllib.TOMLDecodeError, text: str = "") -> RegistryError:
+    """A TOML syntax error as one ``path:line: malformed TOML: ...`` line."""
+    match = _TOML_POSITION.search(str(exc))
+    # tomllib says "(at end of document)" for what is left open: that is the last line.
+    line = int(match.group(1)) if match else len(text.splitlines())
+    return RegistryError(path, line, f"malformed TOML: {_TOML_POSITION.sub('', str(exc)).strip()}")
