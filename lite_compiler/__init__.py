@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lite_compiler.annotate import region
+from lite_compiler.annotate import region, region_fn
 from lite_compiler.errors import (
     LiteCompilerError,
     LiteConfigError,
@@ -19,11 +19,13 @@ from lite_compiler.errors import (
     LiteSettingOverridden,
 )
 from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
+from lite_compiler.module_regions import ModuleRegions, RegionRule, module_regions, regions_of
 
 __all__ = [
     "Ledger", "LedgerEntry", "LiteCompilerError", "LiteConfigError", "LitePassViolation",
     "LiteRegionConfigError", "LiteSettingOverridden", "all_ledgers", "guard_active", "clear_ledgers",
     "last_ledger", "lite_backend", "observe", "region",
+    "ModuleRegions", "RegionRule", "module_regions", "region_fn", "regions_of",
 ]
 
 

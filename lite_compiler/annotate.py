@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 ANNOTATION_KEY = "compile_with_inductor"
+
+
+def region_annotation(id: Any = None, configs: Mapping[str, Any] | None = None,  # noqa: A002
+                      module: str | None = None) -> Any:
+    """The ``compile_with_inductor`` value for a region: its id, configs and (for regions put on
+    a module by ``module_regions``) the module's qualified name, which the ledger reports."""
+    value: dict[str, Any] = {}
+    if id is not None:
+        value["inductor_region"] = id
+    if configs:
+        value["inductor_configs"] = dict(configs)
+    if module is not None:
+        value["module"] = module
+    return value or 0
 
 
 @contextlib.contextmanager
@@ -15,16 +30,30 @@ def region(id: Any = None, **inductor_configs: Any) -> Iterator[None]:  # noqa: 
 
     ``id`` keeps regions apart: regions with different ids never fuse. Keyword arguments are
     Inductor config keys for this region only (dotted keys via ``**{"triton.x": v}``).
+
+    Also a decorator: ``@lite_compiler.region(id="act")`` on a ``def`` puts every call of the
+    function into the region (``contextlib`` context managers are ``ContextDecorator`` s).
     """
     import torch.fx.traceback as fx_traceback
 
-    value: dict[str, Any] = {}
-    if id is not None:
-        value["inductor_region"] = id
-    if inductor_configs:
-        value["inductor_configs"] = dict(inductor_configs)
-    with fx_traceback.annotate({ANNOTATION_KEY: value or 0}):
+    with fx_traceback.annotate({ANNOTATION_KEY: region_annotation(id, inductor_configs)}):
         yield
+
+
+def region_fn(fn: Callable[..., Any] | None = None, *, id: Any = None,  # noqa: A002
+              **inductor_configs: Any) -> Any:
+    """Decorator form, usable bare or with arguments: ``@region_fn`` / ``@region_fn(id="act")``,
+    or ``region_fn(fn, id=...)`` to wrap a function you did not write."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with region(id, **inductor_configs):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate(fn) if fn is not None else decorate
 
 
 def annotation_of(meta: dict | None) -> Any:
@@ -50,3 +79,10 @@ def region_configs(annotation: Any) -> dict[str, Any]:
     if isinstance(annotation, dict):
         return dict(annotation.get("inductor_configs") or {})
     return {}
+
+
+def region_module(annotation: Any) -> str | None:
+    """The qualified module name ``module_regions`` put into this region, if any."""
+    if isinstance(annotation, dict):
+        return annotation.get("module")
+    return None

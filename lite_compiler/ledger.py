@@ -33,6 +33,8 @@ class Ledger:
     graph_code: dict[str, str] = field(default_factory=dict)
     # Inductor output code of each compiled region, by region graph name.
     region_code: dict[str, str] = field(default_factory=dict)
+    # Qualified names of the modules whose ops each region graph holds (lite_compiler.module_regions).
+    region_modules: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, entry: LedgerEntry) -> LedgerEntry:
         self.entries.append(entry)

@@ -277,6 +277,8 @@ def compile_regions(
                 compiled = compile_fx_inner(
                     submod, fake_inputs, is_inference=is_inference, is_backward=is_backward)
         session = guard.current_session()
+        if session is not None:
+            session.ledger.region_modules[region_graph] = _modules_in(submod)
         source = getattr(compiled, "source_code", None)
         if session is not None and source:
             session.ledger.region_code[region_graph] = source
@@ -289,6 +291,15 @@ def compile_regions(
     if scooped:
         gm.recompile()
     return [name for name, _, _ in scooped]
+
+
+def _modules_in(submod: torch.fx.GraphModule) -> list[str]:
+    """The modules ``module_regions`` put into this region, from the nodes' annotations."""
+    from lite_compiler.annotate import region_module
+
+    names = {region_module(annotation_of(node.meta)) for node in submod.graph.nodes
+             if node.op not in ("placeholder", "output", "get_attr")}
+    return sorted(name for name in names if name is not None)
 
 
 def _run_region_custom_passes(submod: torch.fx.GraphModule) -> None:

@@ -63,3 +63,75 @@ def assert_bitwise_equal(fn: Callable[..., Any], *args: Any, backward: bool = Tr
             raise BitwiseMismatch(f"{name} differs between {backend} and {reference}"
                                   f" (max abs diff {diff}); run `lite_guard fuzz` or"
                                   " `lite_guard trace` to find the pass responsible")
+
+
+# Schemas of torchvision's C++ operators (torchvision/csrc/ops/*.cpp, 0.2x). PyPI's torchvision
+# wheel is built against CUDA torch; next to a CPU torch its extension does not load and importing
+# torchvision (or transformers, which imports it) fails with "operator torchvision::nms does not
+# exist" while registering fake kernels. The models are pure Python: the schemas are enough.
+_TORCHVISION_SCHEMAS = (
+    "nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+    "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+    "box_iou_rotated(Tensor boxes1, Tensor boxes2) -> Tensor",
+    "roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height,"
+    " SymInt pooled_width, int sampling_ratio, bool aligned) -> Tensor",
+    "_roi_align_backward(Tensor grad, Tensor rois, float spatial_scale, SymInt pooled_height,"
+    " SymInt pooled_width, SymInt batch_size, SymInt channels, SymInt height, SymInt width,"
+    " int sampling_ratio, bool aligned) -> Tensor",
+    "qroi_align(Tensor input, Tensor rois, float input_scale, int input_zero_point, float rois_scale,"
+    " int rois_zero_point, float spatial_scale, SymInt pooled_height, SymInt pooled_width,"
+    " int sampling_ratio, bool aligned) -> Tensor",
+    "ps_roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height,"
+    " SymInt pooled_width, int sampling_ratio) -> (Tensor, Tensor)",
+    "_ps_roi_align_backward(Tensor grad, Tensor rois, Tensor channel_mapping, float spatial_scale,"
+    " SymInt pooled_height, SymInt pooled_width, int sampling_ratio, SymInt batch_size,"
+    " SymInt channels, SymInt height, SymInt width) -> Tensor",
+    "roi_pool(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height,"
+    " SymInt pooled_width) -> (Tensor, Tensor)",
+    "_roi_pool_backward(Tensor grad, Tensor rois, Tensor argmax, float spatial_scale,"
+    " SymInt pooled_height, SymInt pooled_width, SymInt batch_size, SymInt channels,"
+    " SymInt height, SymInt width) -> Tensor",
+    "ps_roi_pool(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height,"
+    " SymInt pooled_width) -> (Tensor, Tensor)",
+    "_ps_roi_pool_backward(Tensor grad, Tensor rois, Tensor channel_mapping, float spatial_scale,"
+    " SymInt pooled_height, SymInt pooled_width, SymInt batch_size, SymInt channels,"
+    " SymInt height, SymInt width) -> Tensor",
+    "deform_conv2d(Tensor input, Tensor weight, Tensor offset, Tensor mask, Tensor bias,"
+    " SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, SymInt dilation_h,"
+    " SymInt dilation_w, SymInt groups, SymInt offset_groups, bool use_mask) -> Tensor",
+    "_deform_conv2d_backward(Tensor grad, Tensor input, Tensor weight, Tensor offset, Tensor mask,"
+    " Tensor bias, SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w,"
+    " SymInt dilation_h, SymInt dilation_w, SymInt groups, SymInt offset_groups, bool use_mask)"
+    " -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+_TORCHVISION_LIBRARY: list[Any] = []
+
+
+def ensure_torchvision_importable() -> str:
+    """Make ``import torchvision`` work when its C extension cannot load against this torch.
+
+    Returns "extension" (the real operators loaded), "schemas" (defined here: the operators exist
+    but have no kernels, so detection ops raise if called) or "absent" (torchvision not installed).
+    Call it before importing torchvision or transformers.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("torchvision")
+    if spec is None or not spec.submodule_search_locations:
+        return "absent"
+    if _TORCHVISION_LIBRARY or hasattr(torch.ops.torchvision, "nms"):
+        return "schemas" if _TORCHVISION_LIBRARY else "extension"
+    for location in spec.submodule_search_locations:
+        for extension in Path(location).glob("_C*.so"):
+            try:
+                torch.ops.load_library(str(extension))
+            except (OSError, RuntimeError):
+                continue
+            if hasattr(torch.ops.torchvision, "nms"):
+                return "extension"
+    library = torch.library.Library("torchvision", "DEF")  # noqa: TOR901 (kept alive below)
+    for schema in _TORCHVISION_SCHEMAS:
+        library.define(schema)
+    _TORCHVISION_LIBRARY.append(library)
+    return "schemas"

@@ -1,0 +1,200 @@
+"""Regions for models you do not edit: put modules into regions by instance, class or name.
+
+    import lite_compiler
+    from transformers.models.llama.modeling_llama import LlamaMLP, LlamaRMSNorm
+
+    with lite_compiler.module_regions(model, [
+        lite_compiler.RegionRule(LlamaRMSNorm, id="norm"),
+        lite_compiler.RegionRule(LlamaMLP, id="mlp", configs={"cpp.simdlen": 8}),
+        lite_compiler.RegionRule("lm_head", id="head"),
+    ]) as regions:
+        compiled = torch.compile(model, backend="lite")
+        compiled(x)
+    print(regions.assignments)            # {"model.norm": "norm", "model.layers.0.mlp": "mlp", ...}
+
+Each matched module's ``forward`` runs inside ``lite_compiler.region(id, **configs)``, exactly as
+if its code had a ``with`` block around its body; nothing else about the module changes. The
+wrapper is an instance attribute holding a bound method, so ``copy.deepcopy`` of the model keeps
+its regions (bound to the copy), and ``remove()`` (or leaving the ``with``) restores each module's
+``__dict__`` as it was. Apply before ``torch.compile``: Dynamo traces the forward it finds.
+
+Matching: a class matches its instances (``isinstance``), a module object matches itself, a
+string is an ``fnmatch`` pattern over qualified names from ``model.named_modules()`` ("" is the
+model itself). A module matched by two rules is an error (which region wins would be a guess);
+a nested match is fine: the inner module's ops belong to the inner region. A rule that matches
+nothing is an error too: a typo must not silently compile nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
+from lite_compiler.errors import LiteRegionConfigError
+
+# Instance attributes the wrapper keeps on a module (set with object.__setattr__: not submodules).
+_SPEC_ATTR = "_lite_region_annotation"
+_INNER_ATTR = "_lite_region_inner_forward"
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class RegionRule:
+    """Which modules go into which region.
+
+    ``match``: an ``nn.Module`` subclass, a module instance, or a qualified-name pattern.
+    ``id``: the region id; ``"{name}"`` in it is replaced by the module's qualified name (one
+    region per instance). Default: the class name, the pattern, or the instance's qualified name.
+    ``configs``: Inductor config overrides for this region (as ``lite_compiler.region(**configs)``).
+    """
+
+    match: Any
+    id: Any = None  # noqa: A003
+    configs: dict[str, Any] = field(default_factory=dict)
+
+    def matches(self, name: str, module: torch.nn.Module) -> bool:
+        if isinstance(self.match, type):
+            return isinstance(module, self.match)
+        if isinstance(self.match, torch.nn.Module):
+            return module is self.match
+        if isinstance(self.match, str):
+            return fnmatch.fnmatchcase(name, self.match)
+        raise LiteRegionConfigError(
+            f"RegionRule match {self.match!r} is not a module class, a module or a name pattern;"
+            " pass one of those")
+
+    def region_id(self, name: str) -> Any:
+        if self.id is None:
+            if isinstance(self.match, type):
+                return self.match.__name__
+            if isinstance(self.match, str):
+                return self.match
+            return name or "model"
+        if isinstance(self.id, str):
+            return self.id.replace("{name}", name or "model")
+        return self.id
+
+    def describe(self) -> str:
+        match = self.match.__qualname__ if isinstance(self.match, type) else (
+            repr(self.match) if isinstance(self.match, str) else "a module instance")
+        return f"RegionRule({match}, id={self.id!r})"
+
+
+def _region_forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+    """The forward a matched module gets: its own forward, inside its region annotation."""
+    import torch.fx.traceback as fx_traceback
+
+    inner = self.__dict__[_INNER_ATTR]
+    forward = inner.__get__(self) if inner is not None else type(self).forward.__get__(self)
+    with fx_traceback.annotate({ANNOTATION_KEY: self.__dict__[_SPEC_ATTR]}):
+        return forward(*args, **kwargs)
+
+
+class ModuleRegions:
+    """The handle ``module_regions`` returns: what went where, and how to undo it."""
+
+    def __init__(self, model: torch.nn.Module, rules: list[RegionRule]):
+        self.model = model
+        self.rules = rules
+        # qualified module name -> region id, in named_modules() order.
+        self.assignments: dict[str, Any] = {}
+        self._saved: list[tuple[torch.nn.Module, dict[str, Any]]] = []
+
+    def _apply(self) -> None:
+        chosen: dict[int, tuple[str, torch.nn.Module, RegionRule]] = {}
+        used: set[int] = set()
+        for name, module in self.model.named_modules(remove_duplicate=True):
+            hits = [(i, rule) for i, rule in enumerate(self.rules) if rule.matches(name, module)]
+            if len(hits) > 1:
+                raise LiteRegionConfigError(
+                    f"module '{name or type(module).__name__}' ({type(module).__qualname__}) matches"
+                    f" {hits[0][1].describe()} and {hits[1][1].describe()}; make the rules disjoint"
+                    " (e.g. a narrower name pattern)")
+            if hits:
+                used.add(hits[0][0])
+                chosen[id(module)] = (name, module, hits[0][1])
+        for i, rule in enumerate(self.rules):
+            if i not in used:
+                raise LiteRegionConfigError(
+                    f"{rule.describe()} matches no module of {type(self.model).__qualname__};"
+                    " check the class, instance or name pattern (names as in model.named_modules())")
+        for name, module, rule in chosen.values():
+            if _SPEC_ATTR in module.__dict__:
+                raise LiteRegionConfigError(
+                    f"module '{name}' is already in a region (module_regions applied twice);"
+                    " remove() the first handle before applying new rules")
+            region_id = rule.region_id(name)
+            annotation = region_annotation(region_id, rule.configs, module=name or "model")
+            saved = {key: module.__dict__.get(key, _MISSING) for key in ("forward", _SPEC_ATTR, _INNER_ATTR)}
+            inner = module.__dict__.get("forward")
+            # A forward already overridden on the instance (a hook library did it) is kept as
+            # the inner forward: unbind it so a deepcopy rebinds it to the copy.
+            inner_fn = inner.__func__ if hasattr(inner, "__func__") and getattr(inner, "__self__", None) is module \
+                else (None if inner is None else _StaticForward(inner))
+            object.__setattr__(module, _SPEC_ATTR, annotation)
+            object.__setattr__(module, _INNER_ATTR, inner_fn)
+            object.__setattr__(module, "forward", _region_forward.__get__(module))
+            self._saved.append((module, saved))
+            self.assignments[name] = region_id
+
+    def remove(self) -> None:
+        """Restore every wrapped module's ``__dict__`` exactly as it was; idempotent."""
+        while self._saved:
+            module, saved = self._saved.pop()
+            for key, value in saved.items():
+                if value is _MISSING:
+                    module.__dict__.pop(key, None)
+                else:
+                    module.__dict__[key] = value
+        self.assignments = {}
+
+    def __enter__(self) -> ModuleRegions:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"ModuleRegions({self.assignments!r})"
+
+
+class _StaticForward:
+    """A forward override that is not a method of the module (a plain function): call it as is."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+
+    def __get__(self, module: Any, owner: Any = None) -> Any:
+        return self.fn
+
+
+def module_regions(model: torch.nn.Module, rules: Iterable[RegionRule | tuple]) -> ModuleRegions:
+    """Put modules of ``model`` into regions by class, instance or name; returns the handle.
+
+    ``rules``: ``RegionRule`` objects, or ``(match, id)`` / ``(match, id, configs)`` tuples.
+    Use the handle as a context manager, or call ``remove()``, to restore the model.
+    """
+    normalized = [rule if isinstance(rule, RegionRule) else RegionRule(*rule) for rule in rules]
+    handle = ModuleRegions(model, normalized)
+    try:
+        handle._apply()
+    except BaseException:
+        handle.remove()
+        raise
+    return handle
+
+
+def regions_of(model: torch.nn.Module) -> dict[str, Any]:
+    """Region id of every module of ``model`` currently in a region, by qualified name."""
+    found: dict[str, Any] = {}
+    for name, module in model.named_modules():
+        annotation = module.__dict__.get(_SPEC_ATTR)
+        if annotation is not None:
+            found[name] = annotation.get("inductor_region") if isinstance(annotation, dict) else None
+    return found
+
