@@ -1,11 +1,48 @@
-"""Machine-readable output of ``lite_guard check``: JSON and SARIF 2.1.0."""
+"""Output of ``lite_guard check``: text lines, JSON and SARIF 2.1.0.
+
+Paths and names are data: a file name may hold any byte (kept as surrogate escapes) and a pass
+name any character. Text output escapes control characters, so a name with a newline cannot
+forge a second finding line; SARIF URIs are percent-encoded per RFC 3986.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import quote
 
 from lint_rules.findings import Finding
 from lite_guard import __version__
+
+# C0 and C1 controls, DEL, Unicode line/paragraph separators, and lone surrogates (the
+# undecodable bytes of a file name): anything a terminal or a line-based reader could misread.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+SRCROOT = "%SRCROOT%"
+
+
+def escape_text(text: str) -> str:
+    """``text`` on one line, printable in any encoding: unsafe characters as ``\\n``-style escapes."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace")
+                       .decode("ascii"), text)
+
+
+def to_text(finding: Finding) -> str:
+    return escape_text(finding.text())
+
+
+def artifact_location(path: str) -> dict:
+    """A SARIF artifactLocation: an RFC 3986 URI of the file's bytes (relative to %SRCROOT%)."""
+    raw = os.fsencode(path)  # the name's own bytes, undecodable ones included
+    if os.path.isabs(path):
+        return {"uri": "file://" + quote(raw, safe="/")}
+    return {"uri": quote(raw, safe="/"), "uriBaseId": SRCROOT}
+
+
+def _root_uri() -> str:
+    return "file://" + quote(os.fsencode(Path.cwd()), safe="/").rstrip("/") + "/"
+
 
 _REGISTRY_RULE = "LG-REGISTRY"  # registry cross-entry problems (not a lint rule of a source file)
 
@@ -38,7 +75,7 @@ def to_sarif(findings: list[Finding], registry_problems: list[str], errors: list
         "level": "error",
         "message": {"text": f.message + (f"\n\n{f.hint}" if f.hint else "")},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": f.path},
+            "artifactLocation": artifact_location(f.path),
             "region": {"startLine": f.line, "startColumn": f.col},
         }}],
     } for f in findings]
@@ -48,7 +85,7 @@ def to_sarif(findings: list[Finding], registry_problems: list[str], errors: list
         results.append({
             "ruleId": _REGISTRY_RULE, "level": "error", "message": {"text": message},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": path or where},
+                "artifactLocation": artifact_location(path or where),
                 "region": {"startLine": int(line) if line.isdigit() and int(line) > 0 else 1},
             }}],
         })
@@ -56,6 +93,7 @@ def to_sarif(findings: list[Finding], registry_problems: list[str], errors: list
         "tool": {"driver": {"name": "lite-guard", "version": __version__,
                             "informationUri": "https://github.com/", "rules": _rules()}},
         "results": results,
+        "originalUriBaseIds": {SRCROOT: {"uri": _root_uri()}},
     }
     if errors:
         run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": [
