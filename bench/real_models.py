@@ -1,0 +1,201 @@
+"""Real-model suite: every model of bench/real_model_zoo.py, training and inference, fp32 and bf16.
+
+Usage: .venv/bin/python bench/real_models.py [--device cpu|cuda] [--models SUBSTRING ...]
+                                             [--json PATH] [--write]
+       .venv/bin/python bench/real_models.py --render PATH.json --write   (table from saved JSON)
+
+Each model runs in a fresh process (``--worker NAME``): aot_eager as the reference, then ours
+(``backend="lite"``, compared with torch.equal on every output, parameter gradient and floating
+buffer), torch's own ``mode="lite"`` the same way, and ours with regions put on the model's own
+modules by ``lite_compiler.module_regions`` (region code is Inductor's: expected to differ in the
+last bits; the column says whether it ran, how many region graphs compiled, and the difference).
+All with ``fullgraph=False``. Results go to bench/results/real_models_<device>.json; with
+--write the "Real models" section of BENCHMARKS.md is replaced (bench/markdown_section.py).
+About 25 minutes on 2 CPU cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SECTION = "Real models (torchvision, timm, transformers)"
+
+
+def worker(name: str, device: str) -> int:
+    from bench.real_model_zoo import measure
+
+    print(json.dumps(measure(name, device=device)))
+    return 0
+
+
+def _run_worker(name: str, device: str, timeout: float) -> dict:
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    env.setdefault("OMP_NUM_THREADS", "1" if device == "cpu" else env.get("OMP_NUM_THREADS", "4"))
+    try:
+        run = subprocess.run([sys.executable, __file__, "--worker", name, "--device", device],
+                             capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return {"model": name, "error": f"timed out after {timeout:.0f} s", "rows": []}
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    if run.returncode != 0 or not lines:
+        tail = [line for line in run.stderr.strip().splitlines() if line.strip()][-1:] or ["no output"]
+        return {"model": name, "error": f"could not build or run: {tail[0][:300]}", "rows": []}
+    return json.loads(lines[-1])
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def measure_all(names: list[str], device: str, timeout: float) -> dict:
+    import torch
+
+    from bench.real_model_zoo import UNBUILDABLE
+
+    results = []
+    for name in names:
+        start = time.perf_counter()
+        result = _run_worker(name, device, timeout)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        print(f"{name}: {result['seconds']} s" + (f" ({result['error']})" if "error" in result else ""),
+              file=sys.stderr, flush=True)
+        results.append(result)
+    dirty = _git("status", "--porcelain", "--", "lite_compiler", "lite_guard")
+    commit = _git("rev-parse", "--short", "HEAD") or os.environ.get("LITE_BENCH_COMMIT", "unknown")
+    return {
+        "meta": {
+            "command": "python bench/real_models.py " + " ".join(sys.argv[1:]),
+            "commit": commit + (" (with uncommitted compiler edits)" if dirty else ""),
+            "torch": torch.__version__, "device": device, "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "versions": _library_versions(),
+        },
+        "results": results,
+        "unbuildable": UNBUILDABLE,
+    }
+
+
+def _library_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("torchvision", "timm", "transformers"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def _cell(result: dict | None, reference_only: bool = False) -> str:
+    if result is None:
+        return "not run"
+    if "error" in result:
+        return f"error: {result['error']}".replace("|", "\\|")
+    text = "bitwise" if result.get("bitwise") else f"differs ({result.get('detail', '')})"
+    if "region_graphs" in result:
+        text += f", {result['region_graphs']} region graphs"
+    return text.replace("|", "\\|")
+
+
+def render(data: dict) -> str:
+    meta = data["meta"]
+    lines = [
+        f"Command: `{meta['command']}` on {meta['commit']}; torch {meta['torch']}, device"
+        f" {meta['device']} ({meta['machine']}); "
+        + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
+        "",
+        "Models built offline from their classes with random init and tiny configs (nothing"
+        " downloaded), `fullgraph=False`. *train*: forward + backward with fixed random output"
+        " gradients, compared on every output, parameter gradient and floating buffer; *infer*:"
+        " `eval()` under `no_grad`. bf16 is `torch.autocast(dtype=torch.bfloat16)`."
+        " Reference: `backend=\"aot_eager\"`; *bitwise* means `torch.equal` on every tensor."
+        " *ours + regions* puts the model's own modules (named in the row) into regions with"
+        " `lite_compiler.module_regions`; region code is Inductor's, so a difference there is"
+        " expected, and the column shows that the regions compiled.",
+        "",
+        "| model | mode | dtype | ours (`backend=\"lite\"`) | torch `mode=\"lite\"` | ours + regions |",
+        "|---|---|---|---|---|---|",
+    ]
+    counts = {"ours": [0, 0], "upstream": [0, 0]}
+    for result in data["results"]:
+        if not result.get("rows"):
+            lines.append(f"| {result['model']} | - | - | {result.get('error', 'no result')} | | |")
+            continue
+        for row in result["rows"]:
+            for key, variant in (("ours", "lite"), ("upstream", "upstream_lite")):
+                counts[key][1] += 1
+                counts[key][0] += bool(row.get(variant, {}).get("bitwise"))
+            if "error" in row.get("aot_eager", {}):
+                lines.append(f"| {row['model']} | {row['mode']} | {row['dtype']} |"
+                             f" reference failed: {_cell(row['aot_eager'])} | | |")
+                continue
+            lines.append(f"| {row['model']} | {row['mode']} | {row['dtype']} | {_cell(row.get('lite'))}"
+                         f" | {_cell(row.get('upstream_lite'))} | {_cell(row.get('lite_regions'))} |")
+    lines += [
+        "",
+        f"Ours bitwise on {counts['ours'][0]} of {counts['ours'][1]} runs; torch's `mode=\"lite\"`"
+        f" on {counts['upstream'][0]} of {counts['upstream'][1]}.",
+        "",
+        "Not built here:",
+        "",
+    ]
+    lines += [f"- {name}: {why}" for name, why in data.get("unbuildable", {}).items()] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--models", nargs="*", default=[],
+                        help="substrings of model names to run (default: all)")
+    parser.add_argument("--json", type=Path, help="where to write the results JSON")
+    parser.add_argument("--write", action="store_true", help="replace the BENCHMARKS.md section")
+    parser.add_argument("--render", type=Path, help="render a saved results JSON instead of measuring")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per model process")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args.worker, args.device)
+    if args.render:
+        data = json.loads(args.render.read_text())
+    else:
+        from bench.real_model_zoo import CASES
+
+        names = [n for n in CASES if not args.models or any(s.lower() in n.lower() for s in args.models)]
+        if not names:
+            print(f"real_models: no model matches {args.models}; names: {', '.join(CASES)}",
+                  file=sys.stderr)
+            return 2
+        data = measure_all(names, args.device, args.timeout)
+        out = args.json or REPO / "bench" / "results" / f"real_models_{args.device}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    section = render(data)
+    if args.write:
+        from bench.markdown_section import replace_section
+
+        replace_section(REPO / "BENCHMARKS.md", SECTION, section)
+        print(f"wrote the '{SECTION}' section of BENCHMARKS.md", file=sys.stderr)
+    else:
+        print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
