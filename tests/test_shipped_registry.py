@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lite_guard.registry import LITE_SAFE_FLAGS, Registry, shipped_registry_files
+from lite_guard.registry import (FORCED_CONFIG_KINDS, LITE_SAFE_FLAGS, Registry, shipped_registry_files,
+                                 value_matches_type)
 
 torch = pytest.importorskip("torch")
 import torch._functorch.config as functorch_config  # noqa: E402
@@ -17,6 +18,7 @@ import torch._inductor.config as inductor_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "lite_guard" / "registries" / "torch_inductor.toml"
+INVENTORY = REPO / "lite_guard" / "registries" / "torch_configs.toml"
 CONFIG_MODULES = {"inductor": inductor_config, "functorch": functorch_config}
 
 
@@ -35,7 +37,8 @@ def test_shipped_registry_loads(registry: Registry) -> None:
     assert SHIPPED in registry.files
     own = Registry.from_files([SHIPPED])
     assert len(own.passes) >= 150
-    assert own.configs
+    assert not own.configs, "config keys live in torch_configs.toml (one home per key)"
+    assert INVENTORY in registry.files
 
 
 def test_every_lite_safe_entry_says_why(registry: Registry) -> None:
@@ -62,13 +65,78 @@ def test_every_config_key_exists_in_torch(registry: Registry) -> None:
     assert not missing, f"config keys not in this torch: {missing}"
 
 
+@pytest.mark.parametrize("module", list(CONFIG_MODULES))
+def test_every_config_key_of_this_torch_has_one_inventory_entry(registry: Registry, module) -> None:
+    """The inventory is complete: every key torch's config module installs (nested classes
+    dotted) is classified by exactly one shipped entry, and no entry names a key torch lacks."""
+    keys = set(CONFIG_MODULES[module]._config)
+    entries = [e.key for e in registry.configs if e.module == module and e.exists_in(torch.__version__)]
+    assert len(entries) == len(set(entries))
+    assert sorted(keys - set(entries)) == []
+    assert sorted(set(entries) - keys) == []
+
+
 def test_lite_values_have_the_config_type(registry: Registry) -> None:
-    """A forced value must be assignable: same type as torch's default (bool stays bool)."""
+    """A forced value must be assignable: it is of the key's declared type, and so is torch's
+    default (bool stays bool; a key whose default is None may be forced to a value of its type)."""
     for entry in registry.configs:
         if not entry.exists_in(torch.__version__):
             continue
-        default = CONFIG_MODULES[entry.module].get_config_copy()[entry.key]
-        assert type(entry.lite_value) is type(default), (entry.key, entry.lite_value, default)
+        config = CONFIG_MODULES[entry.module]._config[entry.key]
+        if getattr(config, "alias", None):
+            continue  # an alias of another module's key: torch keeps no default of its own
+        default = config.default
+        assert value_matches_type(default, entry.type), (entry.key, entry.type, default)
+        if entry.forced:
+            assert value_matches_type(entry.lite_value, entry.type), (entry.key, entry.lite_value)
+            if default is not None:
+                assert type(entry.lite_value) is type(default), (entry.key, entry.lite_value, default)
+
+
+def test_new_forced_keys_are_pinned_at_torch_defaults(registry: Registry) -> None:
+    """Forcing a key at torch's default changes nothing for a user who did not set it: every
+    forced key whose lite value differs from this torch's default is a deliberate switch-off
+    (listed here, each reviewed)."""
+    deliberate = {
+        "fallback_by_default", "selective_decompose", "reorder_for_peak_memory",
+        "reorder_for_compute_comm_overlap", "triton.reorder_for_reducing_graph_partitions",
+        "use_pre_grad_passes", "use_joint_graph_passes", "use_post_grad_passes", "use_dce",
+        "allow_buffer_reuse", "reorder_for_locality", "pattern_matcher", "joint_graph_constant_folding",
+        "split_cat_fx_passes", "group_fusion", "batch_fusion", "optimize_scatter_upon_const_tensor",
+        "enable_linear_binary_folding", "inplace_buffers", "inplace_padding", "layout_optimization",
+        "permute_fusion", "fallback_random", "emulate_precision_casts", "auto_chunker.enable",
+        "aten_distributed_optimizations.collective_bucketing",
+        "aten_distributed_optimizations.insert_overlap_deps",
+        "aten_distributed_optimizations.pre_bucketing_fsdp_collectives", "memory_planning",
+        "aten_distributed_optimizations.enable_simple_overlap", "apply_gumbel_max_trick",
+        "partitioned_scatter_enabled", "keep_output_stride", "disable_padding_cpu",
+        "comprehensive_padding", "shape_padding",
+    }
+    switched = sorted(e.key for e in registry.configs
+                      if e.forced and e.exists_in(torch.__version__)
+                      and CONFIG_MODULES[e.module]._config[e.key].default != e.lite_value)
+    assert sorted(set(switched) - deliberate) == []
+
+
+def test_every_gate_of_a_registered_pass_is_classified_as_able_to_run_it(registry: Registry) -> None:
+    """A config key a pass entry is gated by can run or skip that pass: the inventory must not
+    call it neutral or debug (tuning only for parameters whose own gate is forced)."""
+    wrong = []
+    for entry in registry.passes:
+        for key in entry.gated_by:
+            module, _, name = key.rpartition(":")
+            config = registry.get_config(name, module or "inductor") \
+                or registry.get_config(name, "functorch")
+            assert config is not None, (entry.name, key)
+            if config.kind in ("neutral", "debug"):
+                wrong.append((entry.name, key, config.kind))
+    assert wrong == []
+
+
+def test_forced_kinds_carry_a_lite_value_and_free_kinds_do_not(registry: Registry) -> None:
+    for entry in Registry.from_files([INVENTORY]).configs:
+        assert entry.forced == (entry.kind in FORCED_CONFIG_KINDS), entry.key
+        assert entry.why.strip(), entry.key
 
 
 def test_derived_lite_config_applies_to_torch(registry: Registry) -> None:

@@ -1,0 +1,113 @@
+"""Which torch a linted tree is, and torch version ranges written as valid PEP 440 specifiers.
+
+The version of a tree comes from, in order:
+1. ``torch/version.py`` (an installed torch or an unpacked wheel: ``__version__ = '2.13.0+cpu'``);
+2. ``version.txt`` at the checkout root, the directory that holds ``torch/`` (a PyTorch source
+   checkout has no ``torch/version.py`` until it is built: ``2.14.0a0``);
+3. the command line (``--torch-version``).
+Unknown stays unknown (``None``): a rule must then never report a ranged entry as stale.
+
+Ranges compare the release part only (``2.13.0+cpu`` and ``2.14.0a0`` match ``>=2.13``), and a
+suggested range never carries a local or pre-release part (``<2.12.0``, never ``<2.12.0+cu130``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+_VERSION_PY = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
+
+
+@lru_cache(maxsize=256)
+def _read(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.name == "version.py":
+        match = _VERSION_PY.search(text)
+        return _valid(match.group(1)) if match else None
+    return _valid(text.strip().splitlines()[0].strip() if text.strip() else "")
+
+
+def _valid(text: str) -> str | None:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return None
+    return text
+
+
+def torch_root_of(path: Path) -> Path | None:
+    """The ``torch`` package directory a file or directory belongs to, if any."""
+    path = path.resolve()
+    for candidate in (path, *path.parents):
+        if candidate.name == "torch":
+            return candidate
+    return None
+
+
+def version_of_torch_dir(root: Path) -> str | None:
+    """The version of the torch package at ``root``: its version.py, else the checkout's
+    version.txt next to it."""
+    return _read(root / "version.py") or _read(root.parent / "version.txt")
+
+
+def torch_version_of(path: Path, fallback: str | None = None) -> str | None:
+    """The torch version of the tree ``path`` is in (see the module doc), else ``fallback``."""
+    root = torch_root_of(path)
+    found = version_of_torch_dir(root) if root is not None else None
+    return found or fallback
+
+
+def release(version: str) -> str:
+    """``2.12.0+cu130`` -> ``2.12.0``; ``2.14.0a0`` -> ``2.14.0``."""
+    return ".".join(map(str, Version(version).release))
+
+
+def matches(spec: str, version: str | None) -> bool:
+    """Does a ``torch = "..."`` range include ``version``? An empty range, or an unknown version,
+    always does."""
+    if not spec or version is None:
+        return True
+    try:
+        return Version(release(version)) in SpecifierSet(spec)
+    except (InvalidVersion, InvalidSpecifier):
+        return True
+
+
+def upper_bound(version: str) -> str:
+    """The range that ends before ``version``: a valid specifier, never a local version."""
+    spec = f"<{release(version)}"
+    SpecifierSet(spec)  # raises if we ever build an invalid one
+    return spec
+
+
+def range_of(present: list[str], scanned: list[str]) -> str:
+    """The narrowest ``torch`` range that holds exactly the ``present`` versions out of the
+    ``scanned`` ones (``""`` when all have it). Bounds are minor versions (``>=2.12``) unless a
+    patch release of the same minor differs (``>=2.12.1``)."""
+    order = sorted(scanned, key=lambda v: Version(release(v)))
+    have = [v in present for v in order]
+    if all(have):
+        return ""
+    first, last = have.index(True), len(have) - 1 - have[::-1].index(True)
+    if not all(have[first:last + 1]):
+        raise ValueError(f"present in {present} but not in the versions between them; write the"
+                         " range by hand")
+    parts = []
+    if first > 0:
+        lo, before = Version(release(order[first])), Version(release(order[first - 1]))
+        parts.append(f">={lo.major}.{lo.minor}" if before.release[:2] != lo.release[:2] else f">={lo}")
+    if last < len(order) - 1:
+        hi, after = Version(release(order[last])), Version(release(order[last + 1]))
+        parts.append(f"<{after.major}.{after.minor}" if hi.release[:2] != after.release[:2]
+                     else f"<{after}")
+    spec = ",".join(parts)
+    SpecifierSet(spec)
+    return spec
