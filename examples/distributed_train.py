@@ -1,34 +1,35 @@
-"""Train a tiny llama-style model under torch.distributed (gloo, CPU) with FSDP2 and optional TP,
-compiled with ``backend="aot_eager"`` and with ``backend="lite"``, and compare them step by step.
-
-Without ``--regions`` nothing is annotated, so lite mode must be bitwise identical to aot_eager:
-the loss and the gradient norm of every step, gathered to rank 0, are compared with
-``torch.equal`` and the run fails if any differs. With ``--regions`` every block has one
-annotated region (its SwiGLU activation, region id ``block<i>``) that Inductor compiles, and the
-per-step differences are reported instead. Steps/s are reported for both backends.
+"""Train a tiny llama-style model under torch.distributed with FSDP2 (and optional tensor
+parallelism), each block compiled with ``backend="lite"``: the lite-mode recipe for a
+torchtitan-style training script.
 
     .venv/bin/python examples/distributed_train.py --steps 10 --world-size 2
     .venv/bin/python examples/distributed_train.py --steps 10 --world-size 2 --tp 2
-    .venv/bin/python examples/distributed_train.py --steps 10 --regions --json out.json
+    .venv/bin/python examples/distributed_train.py --steps 10 --regions      # Inductor regions
     .venv/bin/python examples/distributed_train.py --steps 4 --world-size 4 --tp 2   # dp=2 x tp=2
     .venv/bin/python examples/distributed_train.py --steps 2 --tp 2 --sequence-parallel \
         --registry examples/opt_in_bucketing/lite_guard.toml \
-        --custom-pass examples/opt_in_bucketing/bucketing_pass.py:BucketAllGathers
+        --custom-pass examples/opt_in_bucketing/bucketing_pass.py:BucketReduceScatters
 
-``--sequence-parallel`` shards the sequence between the TP ranks (SequenceParallel norms,
-Colwise/RowwiseParallel with Shard(1) in/out), so the compiled graphs hold funcol all_gather and
+gloo on CPU (default) or NCCL with one GPU a rank (``--device cuda``). ``--regions`` gives every
+block one annotated region (its SwiGLU activation, region id ``block<i>``) that Inductor
+compiles; everything else runs as ATen ops, bitwise identical to ``backend="aot_eager"``
+(``--backend aot_eager`` runs the same script that way). ``--sequence-parallel`` shards the
+sequence between the TP ranks, so the compiled graphs hold funcol all_gather and
 reduce_scatter. ``--region-scope block`` puts the whole block body, collectives included, in the
 region. ``--inductor-config KEY=VALUE`` patches ``torch._inductor.config`` around compile and
 training on every rank; ``--custom-pass FILE.py:NAME`` installs a user pass as
 ``post_grad_custom_post_pass``; ``--registry FILE.toml`` adds a user registry
-(``$LITE_GUARD_REGISTRIES``). The lite run's ledger (rank 0) is in the report. See
-docs/distributed.md.
+(``$LITE_GUARD_REGISTRIES``).
 
 How the parallelism is applied (the torchtitan order): TP (``parallelize_module`` with
 Colwise/RowwiseParallel on the "tp" mesh dimension) first, then each block is compiled in place
 (``block.compile(backend=...)``), then FSDP2 (``fully_shard``) per block and at the root on the
 "dp" dimension. FSDP2's all-gather / reduce-scatter hooks run eagerly (Dynamo skips FSDP hooks
 by default); TP's collectives are traced into the compiled graphs as functional collectives.
+
+The check that lite mode trains bitwise like aot_eager (every parameter and gradient, every
+step, every rank) is tests/distributed_harness.py, which drives these functions; its
+BENCHMARKS.md section is written by bench/distributed.py. See docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -36,12 +37,11 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import json
 import os
 import socket
 import sys
 import time
-import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -201,28 +201,12 @@ def parallelize(model: Any, mesh: Any, args: Any, backend: str) -> Any:
     return model
 
 
-# ---- one rank ------------------------------------------------------------------------------------
-
 def batch(args: Any, step: int, dp_rank: int) -> tuple[Any, Any]:
     import torch
 
     g = torch.Generator().manual_seed(1000 * step + dp_rank)
     tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=g).to(args.device)
     return tokens[:, :-1], tokens[:, 1:]
-
-
-def grad_norm(model: Any) -> Any:
-    """Global L2 norm of all gradients (DTensor grads are made full first), fp32, deterministic."""
-    import torch
-    from torch.distributed.tensor import DTensor
-
-    norms = []
-    for p in model.parameters():
-        if p.grad is None:
-            continue
-        g = p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
-        norms.append(torch.linalg.vector_norm(g.detach().float()))
-    return torch.linalg.vector_norm(torch.stack(norms))
 
 
 def load_custom_pass(spec: str) -> Any:
@@ -255,94 +239,10 @@ def inductor_patch(args: Any) -> dict[str, Any]:
     return patch
 
 
-COLLECTIVES = ("all_gather_into_tensor", "reduce_scatter_tensor", "all_reduce", "wait_tensor")
+# ---- training -------------------------------------------------------------------------------------
 
-
-def ledger_summary(ledgers: list[Any]) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
-    """(the passes the guard saw, deduplicated by name/graph kind/verdict; funcol ops counted in
-    each graph the lite compiler handed back, by fw/bw)."""
-    import re
-
-    passes: dict[tuple[Any, ...], dict[str, Any]] = {}
-    counts: dict[str, dict[str, int]] = {}
-    for ledger in ledgers:
-        for e in ledger.entries:
-            kind = e.graph.split("/", 1)[1] if "/" in e.graph else e.graph
-            key = (e.name, kind, e.allowed)
-            row = passes.setdefault(key, {"name": e.name, "stage": e.stage, "graph": kind,
-                                          "allowed": e.allowed, "lite": e.lite, "kind": e.kind,
-                                          "reason": e.reason, "count": 0})
-            row["count"] += 1
-        codes = [(graph.rsplit("/", 1)[-1], code) for graph, code in ledger.graph_code.items()]
-        codes += [("region", code) for code in ledger.region_code.values()]  # Inductor output code
-        for kind, code in codes:
-            per = counts.setdefault(kind, {c: 0 for c in COLLECTIVES})
-            for c in COLLECTIVES:
-                per[c] += len(re.findall(rf"_c10d_functional\.{c}\b", code))
-    return list(passes.values()), counts
-
-
-def train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
-    import torch
-
-    import lite_compiler  # noqa: F401  (registers backend="lite")
-
-    from torch._dynamo.utils import counters
-
-    torch._dynamo.reset()
-    counters.clear()
-    lite_compiler.clear_ledgers()
-    with torch._inductor.config.patch(inductor_patch(args)):
-        try:
-            return _train(args, backend, mesh)
-        finally:
-            ledgers = lite_compiler.all_ledgers("lite") if backend == "lite" else []
-            LAST_LEDGER[:] = [ledger_summary(ledgers)]
-
-
-LAST_LEDGER: list[Any] = []  # (passes, collective counts) of the last train(), kept on failure too
-
-
-def _train(args: Any, backend: str, mesh: Any) -> dict[str, Any]:
-    import torch
-    import torch.distributed as dist
-    import torch.nn.functional as F
-
-    import lite_compiler
-
-    from torch._dynamo.utils import counters
-
-    model = parallelize(build_model(args).to(args.device), mesh, args, backend)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=False)
-    dp_rank = mesh["dp"].get_local_rank()
-    losses, norms, times = [], [], []
-    for step in range(args.steps):
-        inputs, labels = batch(args, step, dp_rank)
-        dist.barrier()
-        start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        logits = model(inputs)
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten())
-        loss.backward()
-        norm = grad_norm(model)
-        opt.step()
-        dist.barrier()
-        times.append(time.perf_counter() - start)
-        losses.append(loss.detach().clone())
-        norms.append(norm.detach().clone())
-    ledgers = lite_compiler.all_ledgers() if backend == "lite" else []
-    regions = sorted({key for ledger in ledgers for key in getattr(ledger, "region_code", {})})
-    stats = {"graphs": int(counters["stats"]["unique_graphs"]),
-             "graph_breaks": int(sum(counters["graph_break"].values()))}
-    return {"losses": losses, "norms": norms, "times": times, "region_graphs": regions, **stats}
-
-
-def _with_ledger(run: dict[str, Any]) -> dict[str, Any]:
-    passes, collectives = LAST_LEDGER[0] if LAST_LEDGER else ([], {})
-    return {**run, "ledger": passes, "collectives": collectives}
-
-
-def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
+def init_rank(rank: int, args: Any, port: int) -> None:
+    """Environment, determinism and the process group of one rank (gloo on CPU, NCCL on GPUs)."""
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(args.world_size), OMP_NUM_THREADS="1",
                       TORCHINDUCTOR_COMPILE_THREADS="1",
@@ -363,126 +263,47 @@ def rank_main(rank: int, args: Any, port: int, result_path: str) -> None:
         torch.cuda.set_device(rank)
     dist.init_process_group("nccl" if args.device == "cuda" else "gloo", rank=rank,
                             world_size=args.world_size)
-    outcome: dict[str, Any] = {}
-    try:
-        mesh = make_mesh(args.world_size, args.tp, args.device)
-        runs = {}
-        for backend in args.backends:
-            try:
-                runs[backend] = _with_ledger(train(args, backend, mesh))
-            except Exception as exc:  # reported, not hidden: e.g. LitePassViolation
-                runs[backend] = _with_ledger({"error": f"{type(exc).__name__}: {exc}",
-                                              "error_type": type(exc).__name__,
-                                              "pass_name": getattr(exc, "pass_name", None),
-                                              "traceback": traceback.format_exc()})
-        gathered = gather_runs(args, runs)  # rank 0 sees every rank's tensors
-        if rank == 0:
-            outcome = summarize(args, gathered)
-            Path(result_path).write_text(json.dumps(outcome, indent=2))
-    finally:
-        dist.destroy_process_group()
-    # Skip C++ static destructors: on a loaded machine one of them (a thread still joinable at
-    # exit) sometimes aborts a rank with "terminate called without an active exception" after
-    # all work and results are done. Nothing is left to clean up here.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
-def _all_gather_on(device: str, outputs: list[Any], tensor: Any) -> None:
-    """all_gather through the process group's device (NCCL needs CUDA tensors), results on the CPU."""
-    import torch.distributed as dist
+def train(args: Any, backend: str, mesh: Any,
+          on_step: Callable[[int, Any, Any], None] | None = None) -> dict[str, Any]:
+    """Build, parallelize, compile and train ``args.steps`` steps with ``backend``.
 
-    moved = [o.to(device) for o in outputs]
-    dist.all_gather(moved, tensor.to(device))
-    for out, got in zip(outputs, moved):
-        out.copy_(got.cpu())
-
-
-def gather_runs(args: Any, runs: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every rank's losses, grad norms and step times, as tensors, on every rank (gloo all_gather;
-    all_gather_object would need numpy). A rank whose run failed sends NaNs and its error text
-    travels separately (``errors``), so the other ranks never wait on it."""
+    ``on_step(step, model, loss)`` runs after each optimizer step (gradients still in place).
+    Returns the per-step losses and times and Dynamo's graph counts.
+    """
     import torch
     import torch.distributed as dist
+    import torch.nn.functional as F
 
-    per_rank: list[dict[str, Any]] = [{} for _ in range(args.world_size)]
-    for b in args.backends:
-        run = runs[b]
-        failed = "error" in run
-        n = args.steps
-        mine = torch.full((3, n), float("nan"), dtype=torch.float64)
-        flag = torch.tensor([1.0 if failed else 0.0], dtype=torch.float64)
-        flags = [torch.zeros_like(flag) for _ in range(args.world_size)]
-        _all_gather_on(args.device, flags, flag)
-        if not failed:
-            mine[2] = torch.tensor(run["times"], dtype=torch.float64)
-        # losses / norms keep their own dtype: gathered separately so torch.equal is exact
-        dtype = torch.float32
-        lv = torch.stack(run["losses"]).to(dtype) if not failed else torch.full((n,), float("nan"), dtype=dtype)
-        nv = torch.stack(run["norms"]).to(dtype) if not failed else torch.full((n,), float("nan"), dtype=dtype)
-        ls = [torch.empty_like(lv) for _ in range(args.world_size)]
-        ns = [torch.empty_like(nv) for _ in range(args.world_size)]
-        ts = [torch.empty_like(mine[2]) for _ in range(args.world_size)]
-        _all_gather_on(args.device, ls, lv)
-        _all_gather_on(args.device, ns, nv)
-        _all_gather_on(args.device, ts, mine[2].contiguous())
-        for r in range(args.world_size):
-            if flags[r].item():
-                per_rank[r][b] = run if r == dist.get_rank() else {"error": f"rank {r} failed (see its output)"}
-            else:
-                per_rank[r][b] = {"losses": list(ls[r]), "norms": list(ns[r]), "times": ts[r].tolist(),
-                                  **{k: run.get(k) for k in ("region_graphs", "graphs", "graph_breaks",
-                                                             "ledger", "collectives")}}
-    return per_rank
+    import lite_compiler  # noqa: F401  (registers backend="lite", routes mode="lite")
 
+    from torch._dynamo.utils import counters
 
-# ---- comparison and report -----------------------------------------------------------------------
-
-def _rate(times: list[float]) -> dict[str, float]:
-    steady = times[1:] or times
-    return {"first_step_s": times[0], "steps_per_s": len(steady) / sum(steady)}
-
-
-def summarize(args: Any, per_rank: list[dict[str, Any]]) -> dict[str, Any]:
-    import torch
-
-    out: dict[str, Any] = {"config": {k: v for k, v in vars(args).items() if k != "json"},
-                           "backends": {}, "steps": []}
-    errors = {b: r[b]["error"] for r in per_rank for b in r if "error" in r[b]}
-    if errors:
-        out["errors"] = {b: per_rank[0].get(b, {}).get("error") or e for b, e in errors.items()}
-        out["error_types"] = {b: per_rank[0].get(b, {}).get("error_type") for b in errors}
-        out["pass_names"] = {b: per_rank[0].get(b, {}).get("pass_name") for b in errors}
-        out["tracebacks"] = {b: per_rank[0].get(b, {}).get("traceback") for b in errors}
-        out["ledgers"] = {b: per_rank[0].get(b, {}).get("ledger") for b in args.backends}
-        out["ok"] = False
-        return out
-    for b in args.backends:
-        # the slowest rank's step time is the step time
-        times = [max(r[b]["times"][i] for r in per_rank) for i in range(args.steps)]
-        out["backends"][b] = _rate(times)
-        for k in ("region_graphs", "graphs", "graph_breaks", "ledger", "collectives"):
-            out["backends"][b][k] = per_rank[0][b][k]  # rank 0's (ledger: of its lite compiles)
-    if len(args.backends) < 2:
-        out["ok"] = True
-        return out
-    a, lt = BACKENDS
-    all_equal = True
-    for step in range(args.steps):
-        row: dict[str, Any] = {"step": step, "loss": [], "grad_norm": []}
-        for what, key in (("loss", "losses"), ("grad_norm", "norms")):
-            for rank, r in enumerate(per_rank):
-                x, y = r[a][key][step], r[lt][key][step]
-                equal = bool(torch.equal(x, y))
-                all_equal &= equal
-                row[what].append({"rank": rank, "aot_eager": x.item(), "lite": y.item(),
-                                  "bitwise_equal": equal, "abs_diff": (x - y).abs().item()})
-        row["bitwise_equal"] = all(e["bitwise_equal"] for w in ("loss", "grad_norm") for e in row[w])
-        out["steps"].append(row)
-    out["bitwise_equal_every_step"] = all_equal
-    out["ok"] = all_equal or args.regions
-    return out
+    torch._dynamo.reset()
+    counters.clear()
+    with torch._inductor.config.patch(inductor_patch(args)):
+        model = parallelize(build_model(args).to(args.device), mesh, args, backend)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=False)
+        dp_rank = mesh["dp"].get_local_rank()
+        losses, times = [], []
+        for step in range(args.steps):
+            inputs, labels = batch(args, step, dp_rank)
+            dist.barrier()
+            start = time.perf_counter()
+            opt.zero_grad(set_to_none=True)
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten())
+            loss.backward()
+            opt.step()
+            dist.barrier()
+            times.append(time.perf_counter() - start)
+            losses.append(loss.detach().clone())
+            if on_step is not None:
+                on_step(step, model, loss)
+    return {"losses": losses, "times": times,
+            "graphs": int(counters["stats"]["unique_graphs"]),
+            "graph_breaks": int(sum(counters["graph_break"].values()))}
 
 
 def free_port() -> int:
@@ -491,22 +312,38 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run(args: Any) -> dict[str, Any]:
-    """Spawn ``args.world_size`` ranks; returns rank 0's summary."""
-    import tempfile
-
+def spawn(rank_fn: Callable[..., None], args: Any, *extra: Any) -> None:
+    """Run ``rank_fn(rank, args, port, *extra)`` on ``args.world_size`` spawned ranks."""
     import torch.multiprocessing as mp
 
     # Before torch._inductor is imported in the ranks (spawn children inherit this environment).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    with tempfile.TemporaryDirectory() as tmp:
-        result = os.path.join(tmp, "result.json")
-        mp.spawn(rank_main, args=(args, free_port(), result), nprocs=args.world_size, join=True)
-        return json.loads(Path(result).read_text())
+    mp.spawn(rank_fn, args=(args, free_port(), *extra), nprocs=args.world_size, join=True)
 
 
-def parse_args(argv: list[str] | None = None) -> Any:
+def example_rank(rank: int, args: Any, port: int) -> None:
+    """One rank of the example: train, and rank 0 prints the loss of every step."""
+    import torch.distributed as dist
+
+    init_rank(rank, args, port)
+    try:
+        mesh = make_mesh(args.world_size, args.tp, args.device)
+        run = train(args, args.backend, mesh)
+        if rank == 0:
+            for step, (loss, seconds) in enumerate(zip(run["losses"], run["times"])):
+                print(f"step {step:3d}  loss {loss.item():.6f}  {seconds * 1e3:.1f} ms")
+            steady = run["times"][1:] or run["times"]
+            print(f"{args.backend}: {len(steady) / sum(steady):.2f} steps/s after the first"
+                  f" (compile) step; dynamo graphs {run['graphs']}, graph breaks {run['graph_breaks']}")
+    finally:
+        dist.destroy_process_group()
+
+
+# ---- command line ------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    """The example's options (tests/distributed_harness.py adds its own to the same parser)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--world-size", type=int, default=2)
@@ -532,11 +369,7 @@ def parse_args(argv: list[str] | None = None) -> Any:
                         " as post_grad_custom_post_pass on every rank")
     p.add_argument("--registry", action="append", default=[], metavar="FILE.toml",
                    help="an extra lite-guard registry (e.g. one that allows --custom-pass)")
-    p.add_argument("--json", metavar="OUT", help="write the full per-step report here")
-    p.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
-    p.add_argument("--bench-md", metavar="BENCHMARKS.md",
-                   help="run the benchmark set (FSDP2 both orders, FSDP2+TP, FSDP2+regions) with"
-                        " --steps and write its '## Distributed (gloo, CPU)' section there")
+    p.add_argument("--backend", choices=BACKENDS, default="lite")
     p.add_argument("--dim", type=int, default=32)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=2)
@@ -545,12 +378,19 @@ def parse_args(argv: list[str] | None = None) -> Any:
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def parse_args(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> Any:
+    p = parser or build_parser()
     args = p.parse_args(argv)
     args.region_configs = _key_values(args.region_config)
     args.inductor_configs = _key_values(args.inductor_config)
     args.regions = args.regions or bool(args.region_configs) or args.region_scope != "act"
     if args.sequence_parallel and args.tp <= 1:
         p.error("--sequence-parallel needs --tp > 1")
+    if args.tp > 1 and not args.fsdp and args.tp != args.world_size:
+        p.error("--no-fsdp needs --tp == --world-size")
     return args
 
 
@@ -565,132 +405,10 @@ def _key_values(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def report(out: dict[str, Any]) -> str:
-    lines = []
-    if out.get("errors"):
-        return "\n".join(f"{b}: {e}" for b, e in out["errors"].items())
-    for b, r in out["backends"].items():
-        lines.append(f"{b:10s} {r['steps_per_s']:.2f} steps/s (steady), first step"
-                     f" {r['first_step_s']:.2f} s (compile); dynamo graphs {r['graphs']}, graph breaks"
-                     f" {r['graph_breaks']}, Inductor regions {len(r['region_graphs'])}")
-    for row in out["steps"]:
-        loss0, norm0 = row["loss"][0], row["grad_norm"][0]
-        max_loss = max(e["abs_diff"] for e in row["loss"])
-        max_norm = max(e["abs_diff"] for e in row["grad_norm"])
-        lines.append(f"step {row['step']:3d} loss {loss0['aot_eager']:.6f} grad_norm"
-                     f" {norm0['aot_eager']:.6f} bitwise={row['bitwise_equal']}"
-                     f" |dloss|={max_loss:.3g} |dnorm|={max_norm:.3g}")
-    if "bitwise_equal_every_step" in out:
-        lines.append(f"bitwise equal at every step on every rank: {out['bitwise_equal_every_step']}")
-    return "\n".join(lines)
-
-
-BENCH_TITLE = "Distributed (gloo, CPU)"
-BENCH_CASES = (
-    ("FSDP2, aot_eager run first", []),
-    ("FSDP2, lite run first", ["--backends", "lite", "aot_eager"]),
-    ("FSDP2 + TP (mesh dp=1 x tp=2)", ["--tp", "2"]),
-    ("FSDP2, one region per block (`--regions`)", ["--regions"]),
-)
-
-
-def bench(argv: list[str], args: Any) -> int:
-    import platform
-
-    import torch
-
-    base = [a for i, a in enumerate(argv) if a != "--bench-md" and (i == 0 or argv[i - 1] != "--bench-md")]
-    rows, bitwise_rows, failed = [], [], False
-    load_before = os.getloadavg()[0]
-    for name, extra in BENCH_CASES:
-        case = parse_args([*base, *extra])
-        out = run(case)
-        print(f"== {name}\n{report(out)}")
-        if out.get("errors"):
-            failed = True
-            rows.append(f"| {name} | error | error | {next(iter(out['errors'].values())).splitlines()[0]} |")
-            continue
-        a, lt = out["backends"]["aot_eager"], out["backends"]["lite"]
-        equal = sum(r["bitwise_equal"] for r in out["steps"])
-        first_diff = next((r["step"] for r in out["steps"] if not r["bitwise_equal"]), None)
-        max_loss = max(e["abs_diff"] for r in out["steps"] for e in r["loss"])
-        max_norm = max(e["abs_diff"] for r in out["steps"] for e in r["grad_norm"])
-        rows.append(f"| {name} | {a['steps_per_s']:.1f} ({a['first_step_s']:.2f} s) |"
-                    f" {lt['steps_per_s']:.1f} ({lt['first_step_s']:.2f} s) | {len(lt['region_graphs'])} |"
-                    f" {equal}/{len(out['steps'])} steps bitwise equal (loss and grad norm, both ranks)"
-                    + (f"; first difference at step {first_diff}, max abs diff loss {max_loss:.3g},"
-                       f" grad norm {max_norm:.3g}" if first_diff is not None else "") + " |")
-        if not extra:
-            for r in out["steps"]:
-                losses = " / ".join(f"{e['aot_eager']:.6f}" for e in r["loss"])
-                norms = " / ".join(f"{e['aot_eager']:.6f}" for e in r["grad_norm"])
-                bitwise_rows.append(f"| {r['step']} | {losses} | {norms} | {'yes' if r['bitwise_equal'] else 'NO'} |")
-        failed |= not out["ok"]
-    command = " ".join([".venv/bin/python examples/distributed_train.py", *argv])
-    body = "\n".join([
-        f"A llama-style debug model (dim {args.dim}, {args.layers} layers, {args.heads} heads, vocab"
-        f" {args.vocab}, batch {args.batch} x seq {args.seq} per rank) trained {args.steps} steps with"
-        " AdamW under torch.distributed, gloo on CPU, world size 2 (mp.spawn), FSDP2"
-        " (`fully_shard` per block and at the root), each block compiled in place with"
-        " `backend=\"aot_eager\"` and then with `backend=\"lite\"`, same seed,"
-        " `torch.use_deterministic_algorithms(True)`. Loss and grad norm of every step are gathered"
-        " to rank 0 and compared with `torch.equal`.",
-        "",
-        f"Produced by `{command}` on {platform.machine()}, {os.cpu_count()} CPUs (shared with other"
-        f" jobs; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after), torch"
-        f" {torch.__version__}, Python {platform.python_version()}. Steps/s: steady state (steps 2..N,"
-        " slowest rank per step); in brackets the first step, which includes the compile. With so"
-        " tiny a model a step is dominated by Python, hooks and gloo; the two backends run the same"
-        " ATen graph outside regions, so their speed difference here is noise (compare the two"
-        " FSDP2 orders).",
-        "",
-        "| case | aot_eager steps/s (first step) | lite steps/s (first step) | Inductor region graphs"
-        " | numerics lite vs aot_eager |",
-        "|---|---|---|---|---|",
-        *rows,
-        "",
-        "Per step, FSDP2 without regions (loss and grad norm as rank 0 / rank 1 see them; bitwise"
-        " = `torch.equal` of lite vs aot_eager on both ranks):",
-        "",
-        "| step | loss (rank 0 / rank 1) | grad norm (rank 0 / rank 1) | bitwise equal |",
-        "|---|---|---|---|",
-        *bitwise_rows,
-        "",
-        "With `--regions` each block's SwiGLU activation (`silu(gate) * up`, region id"
-        " `block<i>`) is compiled by Inductor in the forward and the backward graph (4 region"
-        " graphs); its fused kernel rounds differently from ATen by an ulp now and then, so lite"
-        " is no longer bitwise equal from the step where that first reaches the loss / grad norm,"
-        " as expected for an annotated region. Guard: forcing `reorder_for_compute_comm_overlap`"
-        " on in a region raises `LitePassViolation` naming `reorder_compute_and_comm_for_overlap`"
-        " (tests/test_distributed.py). Note that `torch.use_deterministic_algorithms(True)` sets"
-        " Inductor's `deterministic`, under which the scheduler skips that reorder by itself, so"
-        " the test also sets `deterministic=False` in the region.",
-    ])
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from bench.markdown_section import replace_section
-
-    replace_section(Path(args.bench_md), BENCH_TITLE, body)
-    print(f"wrote section '## {BENCH_TITLE}' of {args.bench_md}")
-    return 1 if failed else 0
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    if args.bench_md:
-        return bench(argv, args)
-    if args.tp > 1 and not args.fsdp and args.tp != args.world_size:
-        raise SystemExit("--no-fsdp needs --tp == --world-size")
-    out = run(args)
-    print(report(out))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
-    if not out["ok"] and not args.regions:
-        print("FAIL: lite mode is not bitwise identical to aot_eager", file=sys.stderr)
-        return 1
-    return 0 if not out.get("errors") else 1
+    spawn(example_rank, parse_args(argv))
+    return 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(main())

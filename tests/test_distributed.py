@@ -2,7 +2,8 @@
 dp=2 x tp=2 mesh train bitwise identically to aot_eager at every step; distributed reorder and
 bucketing passes forced on are refused by the guard (or, outside regions, never run); a user's
 bucketing pass opted in through their own registry runs and is in the ledger. Drives
-examples/distributed_train.py (one mp.spawn per run). See docs/distributed.md."""
+examples/distributed_train.py through tests/distributed_harness.py (one mp.spawn per run), which
+compares every parameter and gradient of every rank after every step. See docs/distributed.md."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TESTS = Path(__file__).resolve().parent
 OPT_IN = EXAMPLES / "opt_in_bucketing"
 SP = ("--tp", "2", "--sequence-parallel")  # TP with all_gather / reduce_scatter in the graphs
 
@@ -34,12 +36,12 @@ def _gloo_or_skip() -> None:
 @pytest.fixture(scope="module")
 def example():
     _gloo_or_skip()
-    # Spawned ranks unpickle distributed_train.rank_main; they inherit this sys.path.
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    import distributed_train
+    # Spawned ranks unpickle distributed_harness.rank_main; they inherit this sys.path.
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    import distributed_harness
 
-    return distributed_train
+    return distributed_harness
 
 
 def _run(example, *argv: str, world_size: int = 2) -> dict:
@@ -53,10 +55,13 @@ def _assert_bitwise_every_step(out: dict, steps: int, world_size: int = 2) -> No
     assert not out.get("errors"), out.get("tracebacks")
     assert len(out["steps"]) == steps
     for row in out["steps"]:
-        for what in ("loss", "grad_norm"):
-            assert len(row[what]) == world_size  # every rank gathered to rank 0
-            for entry in row[what]:
-                assert entry["bitwise_equal"], f"step {row['step']} rank {entry['rank']} {what}: {entry}"
+        assert len(row["ranks"]) == world_size  # every rank reported
+        for entry in row["ranks"]:
+            where = f"step {row['step']} rank {entry['rank']}"
+            # every parameter and every gradient of the model, on every rank, every step
+            assert entry["tensors"] >= 2 * 20 and entry["grads"] == entry["tensors"] // 2, where
+            assert entry["mismatched"] == [], f"{where}: not bitwise equal: {entry['mismatched']}"
+            assert entry["params_equal"] and entry["grads_equal"] and entry["loss_equal"], where
     assert out["bitwise_equal_every_step"] is True
     for backend in ("aot_eager", "lite"):
         assert out["backends"][backend]["graphs"] >= 1  # the blocks really were compiled
@@ -84,8 +89,8 @@ def test_fsdp2_annotated_regions_compile_and_report_per_step(example):
     assert {r.split("/region[")[1].split("]")[0] for r in regions} == {"block0", "block1"}
     assert any("/fw/" in r for r in regions) and any("/bw/" in r for r in regions)
     for row in out["steps"]:
-        for entry in row["loss"] + row["grad_norm"]:
-            assert entry["abs_diff"] < 1e-3  # reported, not required to be 0
+        for entry in row["ranks"]:
+            assert entry["loss_abs_diff"] < 1e-3  # reported, not required to be 0
 
 
 def test_distributed_reorder_pass_forced_on_in_a_region_is_refused(example):
@@ -200,3 +205,20 @@ def test_opt_in_bucketing_pass_without_the_registry_entry_is_refused(example):
     assert "no registry names this pass" in out["errors"]["lite"]
     refused = [e for e in out["ledgers"]["lite"] if not e["allowed"]]
     assert [(e["name"], e["lite"]) for e in refused] == [("BucketReduceScatters", "unregistered")]
+
+
+# ---- the harness's own check can fail ----------------------------------------------------------
+
+def test_the_comparison_catches_one_ulp_in_one_gradient(example):
+    import torch
+
+    reference = {"w": (torch.ones(3), torch.full((3,), 0.5)), "b": (torch.zeros(2), torch.ones(2))}
+    changed = dict(reference)
+    grad = reference["b"][1].clone()
+    grad[1] = torch.nextafter(grad[1], torch.tensor(2.0))  # one ulp
+    changed["b"] = (reference["b"][0], grad)
+    result = example.compare(reference, changed)
+    assert result["mismatched"] == ["grad b"]
+    assert result["params_equal"] and not result["grads_equal"]
+    assert result["tensors"] == 4 and 0 < result["max_abs_diff"] < 1e-6
+    assert example.compare(reference, dict(reference))["mismatched"] == []
