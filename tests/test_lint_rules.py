@@ -105,19 +105,14 @@ def test_coding_cookie_is_honoured(tmp_path):
 
 
 def test_unreadable_file_is_one_finding(tmp_path):
-    target = tmp_path / "secret.py"
-    target.write_text("x = 1\n")
-    target.chmod(0)
-    try:
-        if target.read_bytes() is not None:  # running as root: permissions do not apply
-            pytest.skip("root can read any file")
-    except PermissionError:
-        pass
-    try:
-        report = lint_paths([tmp_path], NO_PASSES, jobs=1)
-    finally:
-        target.chmod(0o644)
-    assert [f.code for f in report.findings] == [UNCHECKABLE]
+    # Not a permission trick (root reads any file, so chmod 0 proved nothing there): a directory
+    # entry that names a .py file nobody can read, a symlink whose target does not exist.
+    (tmp_path / "gone.py").symlink_to(tmp_path / "deleted.py")
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    report = lint_paths([tmp_path], NO_PASSES, jobs=1)
+    assert [(Path(f.path).name, f.line, f.code) for f in report.findings] == [
+        ("gone.py", 1, UNCHECKABLE)]
+    assert report.findings[0].message.startswith("cannot read file:"), report.findings[0].message
 
 
 def _check(args, tmp_path, **kwargs):
