@@ -3,8 +3,10 @@
 Checks (exit 1 if one fails):
   * our lite compiler compiles the annotated flex_attention region with Triton;
   * with the region NOT annotated, lite is bitwise equal to aot_eager (output and input grad).
-Measures, side by side in one run: first call (compile) and steady step time (forward+backward),
-and peak memory, for eager, aot_eager, torch's own mode="lite", ours, and default Inductor.
+Measures first call (compile) and steady step time (forward+backward) and peak memory for eager,
+aot_eager, torch's own mode="lite", ours, ours + CUDA graphs, and default Inductor: each variant
+(and the checks) in its own fresh process with empty Inductor/Triton caches, so no variant's first
+call runs after the region was already compiled.
 
     python bench/gpu_flex_attention.py --json results.json
 """
@@ -115,35 +117,76 @@ def region_uses_triton() -> bool:
     return any("triton" in code and "flex_attention" in code for code in codes)
 
 
-def main() -> int:
+VARIANTS = {
+    "eager": lambda: plain,
+    "aot_eager": lambda: upstream_compile()(plain, backend="aot_eager", fullgraph=True),
+    "upstream mode=lite": lambda: upstream_compile()(annotated, mode="lite", fullgraph=True),
+    "lite-guard lite": lambda: torch.compile(annotated, backend="lite", fullgraph=True),
+    "lite-guard lite + cudagraphs": lambda: torch.compile(
+        annotated, backend="lite", fullgraph=True, options={"cudagraphs": True}),
+    "default inductor": lambda: upstream_compile()(plain, fullgraph=True),
+}
+
+
+def worker(what: str, iters: int) -> dict:
+    """One variant (or the checks) in this fresh process; nothing was compiled before it."""
     global BLOCK_MASK
+    BLOCK_MASK = create_block_mask(_mask_mod, None, None, SEQ, SEQ, device="cuda")
+    if what == "checks":
+        return {"region_compiled_with_triton": region_uses_triton(),
+                "unannotated_bitwise_equal_to_aot_eager": bitwise_unannotated()}
+    row = measure(what, VARIANTS[what], iters)
+    if what.startswith("lite-guard"):
+        rows = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries
+                if e.kind == "cudagraphs"]
+        row["cudagraphs"] = [f"{e.graph}: {'captured' if e.allowed else 'skipped: ' + e.reason}"
+                             for e in rows]
+    return row
+
+
+def run_child(what: str, iters: int) -> dict:
+    """``what`` in a fresh process with empty Inductor and Triton caches."""
+    import os
+    import subprocess
+    import tempfile
+
+    cache = tempfile.mkdtemp(prefix="flex_cache_")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        out = handle.name
+    proc = subprocess.run([sys.executable, __file__, "--worker", what, "--iters", str(iters),
+                           "--result", out], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"variant": what, "error": " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])}
+    with open(out) as handle:
+        return json.load(handle)
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU")
         return 2
-    BLOCK_MASK = create_block_mask(_mask_mod, None, None, SEQ, SEQ, device="cuda")
-    checks = {"region_compiled_with_triton": region_uses_triton(),
-              "unannotated_bitwise_equal_to_aot_eager": bitwise_unannotated()}
-    compile_ = upstream_compile()
-    rows = [
-        measure("eager", lambda: plain, args.iters),
-        measure("aot_eager", lambda: compile_(plain, backend="aot_eager", fullgraph=True), args.iters),
-        measure("upstream mode=lite", lambda: compile_(annotated, mode="lite", fullgraph=True),
-                args.iters),
-        measure("lite-guard lite", lambda: torch.compile(annotated, backend="lite", fullgraph=True),
-                args.iters),
-        measure("default inductor", lambda: compile_(plain, fullgraph=True), args.iters),
-    ]
+    if args.worker:
+        with open(args.result, "w") as handle:
+            json.dump(worker(args.worker, args.iters), handle)
+        return 0
+    # Every variant and the checks each run in their own fresh process, so no first call is
+    # measured after something else compiled (and cached) the same region.
+    rows = [run_child(name, args.iters) for name in VARIANTS]
+    checks = run_child("checks", args.iters)
     report = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "checks": checks,
               "rows": rows}
     print(json.dumps(report, indent=2))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(report, handle, indent=2)
-    return 0 if all(checks.values()) else 1
+    return 0 if checks and all(v is True for v in checks.values()) else 1
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -29,7 +29,11 @@ _frame_ids = itertools.count()
 class LiteCompiler:
     """One compile of one Dynamo graph: its registry, its derived config, its ledger."""
 
-    def __init__(self, registry_paths: Sequence[str] = ()):
+    def __init__(self, registry_paths: Sequence[str] = (), options: Mapping[str, Any] | None = None):
+        from lite_compiler.cudagraphs import parse_options
+
+        self.cudagraphs = parse_options(options)  # options={"cudagraphs": True}: lite_compiler.cudagraphs
+        self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
         self.registry = registry(tuple(registry_paths))
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
         self.frame = f"graph{next(_frame_ids)}"
@@ -84,7 +88,10 @@ class LiteCompiler:
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config=self.inductor_config)
             self.ledger.graph_code[name] = gm.code
-            return boxed_nop(gm, example_inputs)
+            compiled = boxed_nop(gm, example_inputs)
+            if self.graphs is not None:
+                compiled = self.graphs.wrap(kind, name, gm, example_inputs, compiled)
+            return compiled
 
         return compile_graph
 
@@ -99,6 +106,10 @@ class LiteCompiler:
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
         from torch._dynamo.backends.common import aot_autograd
 
+        if self.cudagraphs:
+            from lite_compiler.cudagraphs import CudaGraphs
+
+            self.graphs = CudaGraphs(self.ledger, num_dynamo_inputs=len(example_inputs))
         with self.active(f"{self.frame}/dynamo"):
             self._run_always_custom_passes(gm, ("pre_grad_custom_pass",))
             # Inductor picks its decomposition table by config (fallback_random keeps random
@@ -117,9 +128,11 @@ class LiteCompiler:
             return backend(gm, example_inputs, **kwargs)
 
 
-def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
-    """The ``torch_dynamo_backends`` entry point ``lite``."""
-    return LiteCompiler()(gm, example_inputs, **kwargs)
+def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
+                 options: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+    """The ``torch_dynamo_backends`` entry point ``lite``; ``torch.compile(..., options=...)``
+    arrives as ``options`` (lite_compiler.cudagraphs.OPTIONS lists what it may hold)."""
+    return LiteCompiler(options=options)(gm, example_inputs, **kwargs)
 
 
 def register() -> None:

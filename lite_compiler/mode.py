@@ -19,11 +19,14 @@ def install_lite_mode() -> None:
     @functools.wraps(original)
     def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("mode") == "lite" and kwargs.get("backend", "inductor") in ("inductor", "lite"):
-            if kwargs.get("options"):
-                raise ValueError("mode='lite' takes no options: annotate regions with"
-                                 " lite_compiler.region(id=..., **inductor_configs) instead")
+            from lite_compiler.cudagraphs import parse_options
+
+            # Only lite's own options ({"cudagraphs": True}); Inductor configs go on regions.
+            # Checked here so a typo fails at torch.compile, not at the first call.
+            parse_options(kwargs.get("options"))
             kwargs = {**kwargs, "mode": None, "backend": lite_backend}
-            kwargs.pop("options", None)
+            if not kwargs.get("options"):
+                kwargs.pop("options", None)
         return original(model, *args, **kwargs)
 
     compile.__lite_mode__ = True  # type: ignore[attr-defined]

@@ -1,0 +1,437 @@
+"""GPU training-step benchmark on real third-party models: lite mode vs eager, aot_eager, Inductor.
+
+Models (random init, nothing downloaded):
+  llama   Hugging Face ``LlamaForCausalLM``: 4 layers, hidden 1024, 16 heads / 8 KV heads, SDPA,
+          bf16, batch 4 x 1024 tokens; one step = forward with labels (loss inside), backward.
+  resnet  torchvision ``resnet18``, bf16, batch 64 x 3 x 224 x 224, cross-entropy, backward. Its
+          ``AdaptiveAvgPool2d`` is replaced by the same mean over H, W: strict deterministic
+          mode has no deterministic CUDA backward for AdaptiveAvgPool2d (it raises).
+
+Variants: eager, aot_eager, default Inductor, Dynamo's ``cudagraphs`` backend, upstream
+``mode="lite"`` (torch's own), ours (``backend="lite"``), ours + CUDA graphs
+(``options={"cudagraphs": True}``), ours + regions (llama: RMSNorm and MLP of every layer, one
+region id, via ``lite_compiler.module_regions``), ours + regions + CUDA graphs.
+
+Honest numbers: every variant runs in its own fresh process with empty Inductor / Triton caches;
+its clock starts before ``import torch``; the import of the package under test (lite_compiler
+for ours) is reported separately and also added into ``first_call_incl_import_s``. Step time is
+the median of ``--iters`` CUDA-event-timed steps after warm-up; peak memory is
+``torch.cuda.max_memory_allocated`` over the whole run.
+
+Bitwise check (separate fresh process per model): aot_eager, ours, ours + CUDA graphs in one
+process from the same weights and inputs, three steps each; logits (llama) / output, loss and
+every parameter's grad compared with ``torch.equal``. Everything runs under
+``torch.use_deterministic_algorithms(True)`` (strict) with ``CUBLAS_WORKSPACE_CONFIG=:4096:8``.
+
+    python bench/gpu_models.py --json bench/results/gpu_models_h200.json
+    python bench/gpu_models.py --json x.json --models llama --variants ours,ours_cudagraphs
+"""
+
+from __future__ import annotations
+
+import time
+
+_T0 = time.perf_counter()  # before torch: the clock of a worker process starts here
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
+            "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs")
+REGION_VARIANTS = {"ours_regions", "ours_regions_cudagraphs"}
+OURS = {"ours", "ours_cudagraphs", *REGION_VARIANTS}
+CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs"}
+MODELS = ("llama", "resnet")
+LLAMA = dict(layers=4, hidden=1024, heads=16, kv_heads=8, batch=4, seq=1024)
+RESNET = dict(batch=64, size=224, classes=1000)
+if os.environ.get("GPU_MODELS_TINY"):  # --tiny: a smoke run of the harness, not a measurement
+    LLAMA = dict(layers=2, hidden=256, heads=4, kv_heads=2, batch=2, seq=128)
+    RESNET = dict(batch=4, size=64, classes=10)
+
+
+# ---- models --------------------------------------------------------------------------------------
+
+def build(model_name: str, seed: int = 0):
+    """(model, inputs, step) on CUDA, bf16, random init from ``seed``."""
+    import torch
+
+    torch.manual_seed(seed)
+    if model_name == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        config = LlamaConfig(num_hidden_layers=LLAMA["layers"], hidden_size=LLAMA["hidden"],
+                             num_attention_heads=LLAMA["heads"], num_key_value_heads=LLAMA["kv_heads"],
+                             attn_implementation="sdpa", use_cache=False)
+        if os.environ.get("GPU_MODELS_TINY"):
+            config.vocab_size, config.intermediate_size = 1000, 512
+        model = LlamaForCausalLM(config).to("cuda", torch.bfloat16)
+        gen = torch.Generator(device="cuda").manual_seed(seed + 1)
+        ids = torch.randint(0, config.vocab_size, (LLAMA["batch"], LLAMA["seq"]), device="cuda",
+                            generator=gen)
+        return model, (ids, ids.clone())
+    import torchvision
+
+    class MeanPool(torch.nn.Module):
+        def forward(self, x):
+            return x.mean(dim=(2, 3), keepdim=True)
+
+    model = torchvision.models.resnet18(num_classes=RESNET["classes"])
+    model.avgpool = MeanPool()
+    model = model.to("cuda", torch.bfloat16)
+    gen = torch.Generator(device="cuda").manual_seed(seed + 1)
+    x = torch.randn(RESNET["batch"], 3, RESNET["size"], RESNET["size"], device="cuda",
+                    dtype=torch.bfloat16, generator=gen)
+    y = torch.randint(0, RESNET["classes"], (RESNET["batch"],), device="cuda", generator=gen)
+    return model, (x, y)
+
+
+def step(model_name: str, fn, inputs):
+    """One training step: forward, loss, backward. Returns (output, loss)."""
+    import torch
+
+    if model_name == "llama":
+        ids, labels = inputs
+        out = fn(input_ids=ids, labels=labels)
+        out.loss.backward()
+        return out.logits, out.loss
+    x, y = inputs
+    out = fn(x)
+    loss = torch.nn.functional.cross_entropy(out.float(), y)
+    loss.backward()
+    return out, loss
+
+
+def apply_regions(model_name: str, model) -> dict:
+    """llama: every layer's RMSNorms and MLP go into one region id ("norm_mlp"), so a norm and
+    the MLP right after it compile as one region (one call, one Inductor graph)."""
+    if model_name != "llama":
+        raise SystemExit("regions are defined for the llama model only")
+    import lite_compiler
+
+    names = ("input_layernorm", "post_attention_layernorm", "mlp")
+    if hasattr(lite_compiler, "module_regions"):
+        rules = [lite_compiler.RegionRule(f"model.layers.*.{name}", id="norm_mlp") for name in names]
+        return lite_compiler.module_regions(model, rules).assignments
+    # A lite_compiler without module_regions: the same annotation, put on by hand.
+    assignments = {}
+    for qualified, module in model.named_modules():
+        if qualified.startswith("model.layers.") and qualified.rsplit(".", 1)[-1] in names:
+            forward = module.forward
+
+            def annotated(*args, _forward=forward, **kwargs):
+                with lite_compiler.region(id="norm_mlp"):
+                    return _forward(*args, **kwargs)
+
+            module.forward = annotated
+            assignments[qualified] = "norm_mlp"
+    return assignments
+
+
+def compiled(variant: str, model):
+    import torch
+
+    upstream = getattr(torch.compile, "__wrapped__", torch.compile)  # torch's own, unwrapped
+    if variant == "eager":
+        return model
+    if variant == "aot_eager":
+        return upstream(model, backend="aot_eager")
+    if variant == "inductor":
+        return upstream(model)
+    if variant == "cudagraphs_backend":
+        return upstream(model, backend="cudagraphs")
+    if variant == "upstream_lite":
+        return upstream(model, mode="lite")
+    options = {"cudagraphs": True} if variant in CUDAGRAPH_VARIANTS else None
+    return torch.compile(model, backend="lite", options=options)
+
+
+# ---- one variant in this (fresh) process ---------------------------------------------------------
+
+def worker(model_name: str, variant: str, iters: int) -> dict:
+    import torch
+    torch_import = time.perf_counter() - _T0
+    package_import = 0.0
+    if variant in OURS:
+        started = time.perf_counter()
+        import lite_compiler  # noqa: F401  (the package under test)
+        package_import = time.perf_counter() - started
+    inductor_modules_after_import = sum(m.startswith("torch._inductor") for m in sys.modules)
+    torch.use_deterministic_algorithms(True)
+    model, inputs = build(model_name)
+    regions = apply_regions(model_name, model) if variant in REGION_VARIANTS else {}
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    mark = (torch.compiler.cudagraph_mark_step_begin if variant in CUDAGRAPH_VARIANTS
+            else (lambda: None))
+
+    started = time.perf_counter()
+    fn = compiled(variant, model)
+    mark()
+    step(model_name, fn, inputs)
+    torch.cuda.synchronize()
+    first_call = time.perf_counter() - started
+    for _ in range(5):
+        model.zero_grad(set_to_none=True)
+        mark()
+        step(model_name, fn, inputs)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        model.zero_grad(set_to_none=True)
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        mark()
+        step(model_name, fn, inputs)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(begin.elapsed_time(end))
+    row = {"model": model_name, "variant": variant, "step_ms": round(statistics.median(times), 3),
+           "step_ms_min": round(min(times), 3), "first_call_s": round(first_call, 3),
+           "package_import_s": round(package_import, 3),
+           "first_call_incl_import_s": round(first_call + package_import, 3),
+           "torch_import_s": round(torch_import, 3),
+           "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1),
+           "inductor_modules_after_package_import": inductor_modules_after_import}
+    if variant in OURS:
+        row.update(_ledger_summary())
+    if regions:
+        row["regions"] = len(regions)
+        if variant not in CUDAGRAPH_VARIANTS:  # a replay calls no region from Python
+            row["region_breakdown"] = region_breakdown(model_name, fn, inputs, model, mark)
+    return row
+
+
+def _ledger_summary() -> dict:
+    import lite_compiler
+
+    rows = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries
+            if e.kind == "cudagraphs"]
+    codes = [c for ledger in lite_compiler.all_ledgers("lite") for c in ledger.region_code.values()]
+    return {"cudagraph_rows": [f"{e.graph}: {'captured' if e.allowed else 'skipped'}: {e.reason}"
+                               for e in rows],
+            "region_graphs": len(codes), "region_graphs_triton": sum("triton" in c for c in codes)}
+
+
+def region_breakdown(model_name: str, fn, inputs, model, mark) -> dict:
+    """Where a region call's host time goes, over one step without CUDA graph replay (with CUDA
+    graphs the host does none of this per step). Per region call: the whole boundary (lite's
+    ``CompiledRegion`` -> Inductor's input-alignment wrapper -> generated ``call``) versus the
+    generated code alone (which launches the kernels), and how many inputs Inductor had to copy
+    because they were misaligned (a boundary copy)."""
+    import gc
+
+    import torch
+    import torch._inductor.utils as inductor_utils
+
+    from lite_compiler.regions import CompiledRegion
+
+    regions = [o for o in gc.get_objects() if isinstance(o, CompiledRegion)]
+    totals = {"calls": 0, "outer": 0.0, "generated": 0.0, "copies": 0}
+    original_copy = inductor_utils.copy_misaligned_inputs
+
+    def counting_copy(new_inputs, check_inputs_idxs, *rest, **kw):
+        totals["copies"] += sum(1 for i in check_inputs_idxs if isinstance(new_inputs[i], torch.Tensor)
+                                and new_inputs[i].data_ptr() % inductor_utils.ALIGNMENT)
+        return original_copy(new_inputs, check_inputs_idxs, *rest, **kw)
+
+    saved = []
+    for region in regions:
+        compiled = region.compiled
+        generated = getattr(compiled, "current_callable", None)
+        # The generated module's ``call`` sits under Inductor's alignment wrapper, if any.
+        module_call = getattr(generated, "__wrapped__", None) or generated
+        if generated is None:
+            continue
+
+        def timed_generated(args, _call=module_call):
+            begin = time.perf_counter()
+            try:
+                return _call(args)
+            finally:
+                totals["generated"] += time.perf_counter() - begin
+
+        saved.append((compiled, generated))
+        compiled.current_callable = timed_generated if module_call is generated else generated
+    original_call = CompiledRegion.__call__
+
+    def outer(self, *args):
+        begin = time.perf_counter()
+        totals["calls"] += 1
+        try:
+            return original_call(self, *args)
+        finally:
+            totals["outer"] += time.perf_counter() - begin
+
+    def measure(through_output_code: bool) -> dict:
+        """One instrumented step; ``through_output_code``: every call goes through Inductor's
+        ``CompiledFxGraph.__call__`` as before the cheap-boundary change."""
+        for key in totals:
+            totals[key] = 0
+        for region in regions:
+            region._call = region.compiled if through_output_code else (
+                getattr(region.compiled, "current_callable", None) or region.compiled)
+        model.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        host_begin = time.perf_counter()
+        mark()
+        step(model_name, fn, inputs)
+        host_step = time.perf_counter() - host_begin
+        torch.cuda.synchronize()
+        calls = max(totals["calls"], 1)
+        return {"region_calls_per_step": totals["calls"],
+                "host_ms_per_step": round(host_step * 1e3, 3),
+                "host_ms_in_regions": round(totals["outer"] * 1e3, 3),
+                "host_ms_in_generated_code": round(totals["generated"] * 1e3, 3),
+                "host_us_boundary_per_call": round((totals["outer"] - totals["generated"]) * 1e6 / calls, 2),
+                "misaligned_input_copies_per_step": totals["copies"]}
+
+    CompiledRegion.__call__ = outer
+    inductor_utils.copy_misaligned_inputs = counting_copy
+    try:
+        before, after = measure(True), measure(False)
+        before, after = measure(True), measure(False)  # second round: both warm
+    finally:
+        CompiledRegion.__call__ = original_call
+        inductor_utils.copy_misaligned_inputs = original_copy
+        for compiled, generated in saved:
+            compiled.current_callable = generated
+        for region in regions:
+            region._call = getattr(region.compiled, "current_callable", None) or region.compiled
+    return {"region_objects": len(regions), "through_inductor_call": before, "direct": after}
+
+
+# ---- the bitwise check ---------------------------------------------------------------------------
+
+def check_worker(model_name: str, steps: int = 3) -> dict:
+    import copy
+
+    import torch
+
+    import lite_compiler  # noqa: F401
+
+    torch.use_deterministic_algorithms(True)
+    base, inputs = build(model_name)
+    results = {}
+    for variant in ("aot_eager", "ours", "ours_cudagraphs", "cudagraphs_backend"):
+        torch._dynamo.reset()
+        model = copy.deepcopy(base)
+        fn = compiled(variant, model)
+        mark = (torch.compiler.cudagraph_mark_step_begin if variant in CUDAGRAPH_VARIANTS
+                else (lambda: None))
+        per_step = []
+        for _ in range(steps):
+            model.zero_grad(set_to_none=True)
+            mark()
+            out, loss = step(model_name, fn, inputs)
+            per_step.append({"out": out.detach().clone(), "loss": loss.detach().clone(),
+                             **{f"grad:{n}": p.grad.clone() for n, p in model.named_parameters()}})
+        torch.cuda.synchronize()
+        results[variant] = per_step
+        del model, fn
+    reference = results["aot_eager"]
+    report = {"model": model_name, "steps": steps, "tensors_per_step": len(reference[0])}
+    for variant in ("ours", "ours_cudagraphs", "cudagraphs_backend"):
+        different = sorted({name for ref, got in zip(reference, results[variant])
+                            for name in ref if not torch.equal(ref[name], got[name])})
+        report[f"{variant}_bitwise_equal_to_aot_eager"] = not different
+        report[f"{variant}_differs"] = different[:10]
+    return report
+
+
+# ---- the driver ----------------------------------------------------------------------------------
+
+def run_child(args: list[str], timeout: int) -> dict:
+    cache = tempfile.mkdtemp(prefix="gpu_models_cache_")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
+           "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "PYTHONUNBUFFERED": "1"}
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        out = handle.name
+    began = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, __file__, *args, "--result", out], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    wall = round(time.perf_counter() - began, 2)
+    if proc.returncode != 0 or not os.path.getsize(out):
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        # The exception's own lines (torch appends hints after them).
+        first = next((i for i, line in enumerate(lines) if "Error" in line and ":" in line
+                      and not line.startswith(" ")), max(len(lines) - 8, 0))
+        return {"error": " | ".join(lines[first:first + 8])[-2000:], "process_s": wall}
+    result = json.loads(Path(out).read_text())
+    result["process_s"] = wall
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--json", default=None, help="write all results here (after every row)")
+    parser.add_argument("--timeout", type=int, default=240, help="per process, seconds")
+    parser.add_argument("--no-check", action="store_true", help="skip the bitwise check")
+    parser.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run of the harness")
+    parser.add_argument("--worker", nargs=2, metavar=("MODEL", "VARIANT"), help=argparse.SUPPRESS)
+    parser.add_argument("--check-worker", metavar="MODEL", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker or args.check_worker:
+        row = worker(*args.worker, args.iters) if args.worker else check_worker(args.check_worker)
+        Path(args.result).write_text(json.dumps(row))
+        return 0
+
+    if args.tiny:
+        os.environ["GPU_MODELS_TINY"] = "1"  # the workers inherit it
+    import torch
+
+    if not torch.cuda.is_available():
+        print("gpu_models: no CUDA device; this benchmark needs a GPU", file=sys.stderr)
+        return 2
+    report = {"torch": torch.__version__, "device": torch.cuda.get_device_name(),
+              "commit": _commit(), "deterministic": "torch.use_deterministic_algorithms(True)",
+              "cublas_workspace_config": ":4096:8", "iters": args.iters,
+              "llama": LLAMA if not args.tiny else "tiny", "resnet": RESNET if not args.tiny else "tiny",
+              "rows": [], "checks": []}
+    for model_name in args.models.split(","):
+        for variant in args.variants.split(","):
+            if variant in REGION_VARIANTS and model_name != "llama":
+                continue
+            row = run_child(["--worker", model_name, variant, "--iters", str(args.iters)],
+                            args.timeout)
+            row.setdefault("model", model_name)
+            row.setdefault("variant", variant)
+            report["rows"].append(row)
+            print(json.dumps(row), flush=True)
+            _write(report, args.json)
+        if not args.no_check:
+            check = run_child(["--check-worker", model_name], args.timeout)
+            check.setdefault("model", model_name)
+            report["checks"].append(check)
+            print(json.dumps(check), flush=True)
+            _write(report, args.json)
+    return 0
+
+
+def _write(report: dict, path: str | None) -> None:
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).parent).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""CUDA graphs for lite mode: replay the lite forward and backward graphs with cudagraph trees.
+
+The switch: ``torch.compile(f, backend="lite", options={"cudagraphs": True})`` (or
+``mode="lite"`` with the same ``options``). A CUDA graph replays exactly the kernels its capture
+launched, so numerics are those of the graph it captured: the ATen ops aot_eager runs, plus the
+regions' Inductor kernels. What it removes is the per-op Python and launch cost, which is what a
+lite step pays at GPU sizes where training is launch-bound.
+
+Capture uses PyTorch's own cudagraph trees (``torch._inductor.cudagraph_trees.cudagraphify_impl``),
+the mechanism default Inductor's ``mode="reduce-overhead"`` and Dynamo's ``cudagraphs`` backend use
+(torch/_dynamo/backends/cudagraphs.py, which this follows): one memory pool per device shared by
+forward and backward, parameters and buffers as static inputs (re-recorded if their address
+changes, never copied), other inputs copied into the pool. A graph that cannot be captured
+(CPU tensors, dynamic shapes, an op that cannot be captured, an in-place update of a non-static
+input) runs as it would without the switch; the ledger and a ``CudaGraphsSkipped`` warning say why.
+One Dynamo frame is captured whole or not at all: when its forward is skipped, so is its backward.
+
+Nothing here imports ``torch._inductor.cudagraph_trees`` before a graph is actually captured.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from lite_compiler.errors import LiteConfigError
+from lite_compiler.ledger import Ledger, LedgerEntry
+
+OPTION = "cudagraphs"
+# The options ``backend="lite"`` / ``mode="lite"`` accept, with their types.
+OPTIONS: dict[str, type] = {OPTION: bool}
+
+
+class CudaGraphsSkipped(UserWarning):
+    """``options={"cudagraphs": True}`` was asked for, but a graph runs without a CUDA graph."""
+
+
+def parse_options(options: Mapping[str, Any] | None) -> bool:
+    """Whether ``options`` asks for CUDA graphs; anything else in it is one clear error."""
+    if not options:
+        return False
+    if not isinstance(options, Mapping):
+        raise LiteConfigError(f"lite options must be a dict, got {type(options).__name__};"
+                              " use options={\"cudagraphs\": True}")
+    for key, value in options.items():
+        if key not in OPTIONS:
+            raise LiteConfigError(
+                f"lite mode has no option {key!r} (it takes {sorted(OPTIONS)}); Inductor configs"
+                f" belong on regions: lite_compiler.region(id=..., **{{{key!r}: ...}})")
+        if not isinstance(value, OPTIONS[key]):
+            raise LiteConfigError(f"lite option {key!r} must be a {OPTIONS[key].__name__},"
+                                  f" got {value!r}")
+    return bool(options.get(OPTION, False))
+
+
+# ---- why a graph cannot be captured ------------------------------------------------------------
+
+def _fake(node: torch.fx.Node) -> Any:
+    return node.meta.get("val", node.meta.get("example_value"))
+
+
+def _is_symbolic(value: Any) -> bool:
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return True
+    if isinstance(value, torch.Tensor):
+        return any(isinstance(d, torch.SymInt) for d in (*value.shape, *value.stride()))
+    return False
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def dynamic_shape_reason(gm: torch.fx.GraphModule) -> str | None:
+    for node in gm.graph.find_nodes(op="placeholder"):
+        if _is_symbolic(_fake(node)):
+            return f"dynamic shapes (input '{node.name}' is {_fake(node)!r})"
+    return None
+
+
+def device_reason(gm: torch.fx.GraphModule) -> str | None:
+    """CPU tensors anywhere in the graph, or tensors on several GPUs. A CPU scalar (0-dim) input
+    is fine: the captured kernels read it as a constant, as Inductor's own check allows."""
+    cuda: set[torch.device] = set()
+    for node in gm.graph.nodes:
+        for tensor in _tensors(_fake(node)):
+            if tensor.device.type == "cuda":
+                cuda.add(tensor.device)
+            elif not (node.op == "placeholder" and tensor.dim() == 0):
+                return f"CPU tensors ('{node.name}' is on {tensor.device})"
+    if len(cuda) > 1:
+        return f"tensors on several devices ({', '.join(sorted(map(str, cuda)))})"
+    if not cuda:
+        return "no CUDA tensors in the graph"
+    return None
+
+
+def op_reason(gm: torch.fx.GraphModule) -> str | None:
+    """An op CUDA graphs cannot capture (CPU sync, data-dependent output size, ...), by
+    Inductor's own list; for a region, the reason Inductor recorded while lowering it."""
+    from torch._inductor.utils import get_first_incompatible_cudagraph_node
+
+    node = get_first_incompatible_cudagraph_node(gm)
+    if node is not None:
+        return f"op '{node.name}' ({node.target}) cannot be captured"
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        compiled = getattr(node.target, "compiled", None)
+        region_reason = getattr(compiled, "disabled_cudagraphs_reason", None)
+        if region_reason:
+            return f"region {getattr(node.target, '__name__', node.name)}: {region_reason}"
+    return None
+
+
+def mutation_reason(gm: torch.fx.GraphModule, static: Sequence[int]) -> str | None:
+    """An in-place update of an input that is not static: its copy in the graph's pool would be
+    updated instead of the caller's tensor."""
+    from torch._dynamo.backends.cudagraphs import find_input_mutations
+
+    mutated = sorted(find_input_mutations(gm.graph) - set(static))
+    if mutated:
+        names = [n.name for n in gm.graph.find_nodes(op="placeholder")]
+        return f"in-place update of input '{names[mutated[0]]}', which is not a parameter or buffer"
+    return None
+
+
+def skip_reason(gm: torch.fx.GraphModule, static: Sequence[int]) -> str | None:
+    """Why ``gm`` cannot be replayed as a CUDA graph, or None. Cheapest checks first."""
+    if not torch.cuda.is_available():
+        reason = device_reason(gm)
+        return reason if reason and reason.startswith("CPU") else "CUDA is not available"
+    return (device_reason(gm) or dynamic_shape_reason(gm) or op_reason(gm)
+            or mutation_reason(gm, static))
+
+
+# ---- capture -----------------------------------------------------------------------------------
+
+def _static_forward_inputs(num_dynamo_inputs: int, num_inputs: int) -> list[int]:
+    """Parameters and buffers: AOTAutograd's static input indices (what Inductor uses), else the
+    inputs AOTAutograd added in front of Dynamo's (lifted parameters)."""
+    context = torch._guards.TracingContext.try_get()
+    if context is not None and context.fw_metadata is not None:
+        return list(context.fw_metadata.static_input_indices)
+    return list(range(max(0, num_inputs - num_dynamo_inputs)))
+
+
+def _static_backward_inputs(gm: torch.fx.GraphModule) -> list[int]:
+    """Saved tensors come first and, the forward being a CUDA graph, live at fixed addresses in
+    its pool; only the tangents change from step to step (Inductor's count_tangents)."""
+    from torch._inductor.utils import count_tangents
+
+    return list(range(count_tangents(gm)))
+
+
+class CudaGraphs:
+    """The CUDA-graph state of one Dynamo frame, shared by its forward and backward compiles."""
+
+    def __init__(self, ledger: Ledger, num_dynamo_inputs: int):
+        self.ledger = ledger
+        self.num_dynamo_inputs = num_dynamo_inputs
+        self.forward_captured = True  # a skipped forward skips its backward too
+        self.device_index: int | None = None
+
+    def _record(self, graph: str, captured: bool, reason: str) -> None:
+        self.ledger.add(LedgerEntry(name=OPTION, stage="runtime", graph=graph, allowed=captured,
+                                    lite="option", kind="cudagraphs", reason=reason))
+        if not captured:
+            warnings.warn(f"lite_compiler: {graph} runs without CUDA graphs: {reason}",
+                          CudaGraphsSkipped, stacklevel=2)
+
+    def wrap(self, kind: str, graph: str, gm: torch.fx.GraphModule, example_inputs: list[Any],
+             compiled: Callable[..., Any]) -> Callable[..., Any]:
+        """``compiled`` (the boxed lite graph) as a CUDA-graph replay, or unchanged with a reason."""
+        is_backward = kind == "bw"
+        if is_backward and not self.forward_captured:
+            self._record(graph, False, "its forward graph runs without CUDA graphs")
+            return self._backward_without_graph(compiled)
+        if is_backward:
+            static = _static_backward_inputs(gm)
+        else:
+            static = _static_forward_inputs(self.num_dynamo_inputs, len(example_inputs))
+        reason = skip_reason(gm, static)
+        if reason is not None:
+            if is_backward:
+                self._record(graph, False, reason)
+                return self._backward_without_graph(compiled)
+            self.forward_captured = False
+            self._record(graph, False, reason)
+            return compiled
+        return self._cudagraphify(kind, graph, gm, example_inputs, compiled, static)
+
+    def _cudagraphify(self, kind: str, graph: str, gm: torch.fx.GraphModule,
+                      example_inputs: list[Any], compiled: Callable[..., Any],
+                      static: list[int]) -> Callable[..., Any]:
+        from torch._dynamo.backends.cudagraphs import (
+            find_input_mutations, get_device_index, get_stack_traces,
+        )
+        from torch._inductor.cudagraph_trees import cudagraphify_impl
+        from torch._inductor.cudagraph_utils import get_placeholder_info
+
+        device_index = get_device_index(gm)
+        if kind != "bw":
+            self.device_index = device_index
+        replay = cudagraphify_impl(
+            compiled, example_inputs, static,
+            device_index=device_index,
+            is_backward=kind == "bw",
+            is_inference=kind == "inference",
+            stack_traces=get_stack_traces(gm),
+            placeholders=get_placeholder_info(gm.graph),
+            mutated_input_idxs=find_input_mutations(gm.graph),
+        )
+        replay._boxed_call = True  # type: ignore[attr-defined]
+        self._record(graph, True, f"replayed as a CUDA graph (cudagraph trees, device"
+                                  f" {device_index}, {len(static)} static inputs)")
+        return replay
+
+    def _backward_without_graph(self, compiled: Callable[..., Any]) -> Callable[..., Any]:
+        """A backward that runs eagerly after a captured forward must tell the tree manager, so
+        it does not hand the forward's pool to the next replay while the backward still reads
+        it (Dynamo's cudagraphs backend: "Backward Generation Handling")."""
+        if not self.forward_captured or self.device_index is None:
+            return compiled
+        from torch._inductor.cudagraph_trees import get_manager
+
+        device_index = self.device_index
+
+        def run(inputs: list[Any]) -> Any:
+            manager = get_manager(device_index, create_if_none_exists=False)
+            if manager is not None:
+                manager.set_to_running_backward()
+            return compiled(inputs)
+
+        run._boxed_call = True  # type: ignore[attr-defined]
+        return run

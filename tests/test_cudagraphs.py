@@ -1,0 +1,172 @@
+"""CUDA graphs in lite mode: options={"cudagraphs": True} (lite_compiler.cudagraphs).
+
+CPU (CI): the switch is accepted by backend="lite" and mode="lite", falls back with its reason in
+the ledger and a warning, and leaves numerics bitwise equal to aot_eager. GPU (marked gpu): the
+forward and backward are replayed as CUDA graphs, still bitwise equal to aot_eager, regions
+included; dynamic shapes and uncapturable ops fall back with their reason.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import lite_compiler
+from lite_compiler.cudagraphs import CudaGraphsSkipped, dynamic_shape_reason, op_reason
+
+
+def _mlp(x, w1, w2):
+    return (torch.relu(x @ w1) @ w2).tanh().sum()
+
+
+def _inputs(device: str = "cpu", seed: int = 0):
+    gen = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(16, 32, device=device, generator=gen)
+    w1 = torch.randn(32, 64, device=device, generator=gen, requires_grad=True)
+    w2 = torch.randn(64, 8, device=device, generator=gen, requires_grad=True)
+    return x, w1, w2
+
+
+def _train(fn, inputs, steps: int = 1):
+    outs = []
+    for _ in range(steps):
+        for t in inputs:
+            t.grad = None
+        out = fn(*inputs)
+        out.backward()
+        outs.append((out.detach().clone(), *(t.grad.clone() for t in inputs if t.requires_grad)))
+    return outs
+
+
+def _cudagraph_rows():
+    ledger = lite_compiler.last_ledger("lite")
+    return {e.graph.split("/")[-1]: e for e in ledger.entries if e.kind == "cudagraphs"}
+
+
+def _assert_bitwise(a, b):
+    assert len(a) == len(b)
+    for step_a, step_b in zip(a, b):
+        for x, y in zip(step_a, step_b):
+            assert torch.equal(x, y)
+
+
+def test_switch_on_cpu_falls_back_with_the_reason_in_ledger_and_warning():
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = _train(torch.compile(_mlp, backend="lite", options={"cudagraphs": True}), _inputs())
+    rows = _cudagraph_rows()
+    assert not rows["fw"].allowed and rows["fw"].reason == "CPU tensors ('primals_1' is on cpu)"
+    assert not rows["bw"].allowed and "forward graph runs without CUDA graphs" in rows["bw"].reason
+    messages = [str(w.message) for w in caught if issubclass(w.category, CudaGraphsSkipped)]
+    assert any("fw runs without CUDA graphs: CPU tensors" in m for m in messages)
+    torch._dynamo.reset()
+    _assert_bitwise(ours, _train(torch.compile(_mlp, backend="aot_eager"), _inputs()))
+
+
+def test_mode_lite_takes_the_same_switch():
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CudaGraphsSkipped)
+        _train(torch.compile(_mlp, mode="lite", options={"cudagraphs": True}), _inputs())
+    assert _cudagraph_rows()["fw"].reason.startswith("CPU tensors")
+
+
+def test_without_the_switch_the_ledger_has_no_cudagraph_rows():
+    torch._dynamo.reset()
+    _train(torch.compile(_mlp, backend="lite"), _inputs())
+    assert _cudagraph_rows() == {}
+
+
+def test_an_unknown_option_is_one_clear_error_at_torch_compile():
+    with pytest.raises(lite_compiler.LiteConfigError, match="lite mode has no option 'cudagraph'"):
+        torch.compile(_mlp, mode="lite", options={"cudagraph": True})
+
+
+def test_a_non_bool_switch_is_an_error():
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="lite option 'cudagraphs' must be a bool"):
+        _train(torch.compile(_mlp, backend="lite", options={"cudagraphs": "yes"}), _inputs())
+
+
+def test_dynamic_shapes_are_a_reason_to_skip():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    gm = make_fx(lambda x: x * 2, tracing_mode="symbolic")(torch.randn(3, 4))
+    assert dynamic_shape_reason(gm).startswith("dynamic shapes (input 'x_1'")
+
+
+def test_a_cpu_sync_op_is_a_reason_to_skip():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    gm = make_fx(lambda x: x * x.sum().item(), tracing_mode="symbolic")(torch.randn(3))
+    assert "_local_scalar_dense" in op_reason(gm) and "cannot be captured" in op_reason(gm)
+    assert op_reason(make_fx(lambda x: x * 2)(torch.randn(3))) is None
+
+
+# ---- GPU -------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("mode", ["backend", "mode"])
+def test_training_replays_as_cuda_graphs_bitwise_equal_to_aot_eager(mode):
+    torch._dynamo.reset()
+    kwargs = {"backend": "lite"} if mode == "backend" else {"mode": "lite"}
+    ours = _train(torch.compile(_mlp, options={"cudagraphs": True}, **kwargs), _inputs("cuda"), steps=4)
+    rows = _cudagraph_rows()
+    assert rows["fw"].allowed and rows["bw"].allowed, rows
+    assert "replayed as a CUDA graph" in rows["fw"].reason
+    torch._dynamo.reset()
+    _assert_bitwise(ours, _train(torch.compile(_mlp, backend="aot_eager"), _inputs("cuda"), steps=4))
+
+
+def _with_region(x, w1, w2):
+    h = torch.relu(x @ w1)
+    with lite_compiler.region(id="act"):
+        h = torch.nn.functional.gelu(h) * torch.sigmoid(h)
+    return (h @ w2).sum()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_regions_and_fallback_ops_replay_in_one_graph_with_unchanged_numerics():
+    torch._dynamo.reset()
+    plain = _train(torch.compile(_with_region, backend="lite"), _inputs("cuda"), steps=3)
+    torch._dynamo.reset()
+    graphed = _train(torch.compile(_with_region, backend="lite", options={"cudagraphs": True}),
+                     _inputs("cuda"), steps=3)
+    ledger = lite_compiler.last_ledger("lite")
+    assert any("triton" in code for code in ledger.region_code.values())
+    rows = _cudagraph_rows()
+    assert rows["fw"].allowed and rows["bw"].allowed, rows
+    _assert_bitwise(plain, graphed)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_dynamic_shapes_fall_back_on_gpu():
+    torch._dynamo.reset()
+    fn = torch.compile(_mlp, backend="lite", options={"cudagraphs": True}, dynamic=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = _train(fn, _inputs("cuda"))
+    assert _cudagraph_rows()["fw"].reason.startswith("dynamic shapes")
+    assert any(issubclass(w.category, CudaGraphsSkipped) for w in caught)
+    torch._dynamo.reset()
+    _assert_bitwise(ours, _train(torch.compile(_mlp, backend="aot_eager"), _inputs("cuda")))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_an_uncapturable_op_falls_back_on_gpu():
+    def scaled(x, w1, w2):
+        return _mlp(x, w1, w2) * x.abs().max().item()
+
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(capture_scalar_outputs=True), warnings.catch_warnings():
+        warnings.simplefilter("ignore", CudaGraphsSkipped)
+        _train(torch.compile(scaled, backend="lite", options={"cudagraphs": True}, fullgraph=True),
+               _inputs("cuda"))
+    assert "cannot be captured" in _cudagraph_rows()["fw"].reason
