@@ -10,7 +10,6 @@ import statistics
 
 from bench.compile_zoo_worker import VARIANTS, WARMUP_STEPS
 
-TITLE = "Compile time and step time (CPU zoo)"
 LABELS = {
     "eager": "eager",
     "aot_eager": "aot_eager",
