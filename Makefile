@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# torch is pinned here (a CPU wheel on disk); the package itself accepts torch>=2.11,<2.15.
+# torch is pinned here (a CPU wheel on disk); the package accepts the range in pyproject.toml
+# (whose one home is lite_guard.SUPPORTED_TORCH_MINORS).
 TORCH_PIN := torch==2.13.0
 STAMP := $(VENV)/.installed
 

@@ -15,7 +15,7 @@ import os
 import sys
 from importlib.metadata import EntryPoint, entry_points
 
-from lite_guard import __version__
+from lite_guard import SUPPORTED_TORCH_TEXT, __version__
 from lite_guard.errors import RegistryError
 
 ENTRY_POINT_GROUP = "lite_guard.commands"
@@ -56,7 +56,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             # trace and fuzz need torch, an optional dependency: say so instead of a traceback.
             if name == named:
                 raise CommandUnavailable(f"lite_guard {name}: cannot load the command ({exc});"
-                                         f" install torch 2.11-2.14 or reinstall lite-guard")
+                                         f" install torch {SUPPORTED_TORCH_TEXT} or reinstall lite-guard")
             subparsers.add_parser(name, help=f"(unavailable: {exc})")
             continue
         register(subparsers)

@@ -84,3 +84,36 @@ def test_every_cpu_section_of_benchmarks_has_a_script_that_rewrites_it():
                if not p.name.startswith("gpu_") and '"--write"' in p.read_text(encoding="utf-8")]
     orphans = [s for s in cpu if not any(f'"{s}"' in text for text in scripts)]
     assert cpu and orphans == [], f"BENCHMARKS.md sections no bench script writes: {orphans}"
+
+
+RANGE_TEXT = re.compile(r"\b2\.\d+(?:\.\d+)?\s*(?:-|–|to|through)\s*2\.\d+\b")
+RANGE_SPEC = re.compile(r"torch\s*>=\s*2\.\d+\s*,\s*<\s*2\.\d+")
+
+
+def test_supported_torch_range_has_one_home():
+    import tomllib
+
+    from lite_guard import SUPPORTED_TORCH, SUPPORTED_TORCH_MINORS, SUPPORTED_TORCH_TEXT
+
+    # Code reads the constant; nothing in the packages spells the range out again.
+    spelled = [f"{p.relative_to(REPO)}:{n}: {line.strip()}"
+               for package in ("lite_guard", "lint_rules", "lite_compiler")
+               for p in sorted((REPO / package).rglob("*.py"))
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+               if RANGE_TEXT.search(line) or RANGE_SPEC.search(line)]
+    assert spelled == [], "write lite_guard.SUPPORTED_TORCH(_TEXT) instead of:\n" + "\n".join(spelled)
+    # What cannot import it (static TOML, prose) must say the same thing.
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert f"torch{SUPPORTED_TORCH}" in extras["torch"] and f"torch{SUPPORTED_TORCH}" in extras["test"]
+    prose = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "Makefile",
+             *sorted((REPO / "docs").glob("*.md"))]
+    disagree = [f"{p.relative_to(REPO)}: {m.group(0)}" for p in prose if p.exists()
+                for m in RANGE_TEXT.finditer(p.read_text(encoding="utf-8"))
+                if re.sub(r"\s*(?:-|–|through)\s*", " to ", m.group(0)) != SUPPORTED_TORCH_TEXT]
+    disagree += [f"{p.relative_to(REPO)}: {m.group(0)}" for p in prose if p.exists()
+                 for m in RANGE_SPEC.finditer(p.read_text(encoding="utf-8"))
+                 if m.group(0).replace(" ", "") != f"torch{SUPPORTED_TORCH}"]
+    assert disagree == [], f"the supported torch range is {SUPPORTED_TORCH_TEXT}, not: {disagree}"
+    import lite_compiler.config
+
+    assert lite_compiler.config.SUPPORTED == SUPPORTED_TORCH_MINORS
