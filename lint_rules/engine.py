@@ -1,8 +1,9 @@
-"""The lint engine: find files, skip what cannot hold a pass, parse the rest once, run every rule
-in one batched visit, cache per file, then run the tree-level rule.
+"""The lint engine: find files, summarize each one once (stdlib ``ast``: the whole-tree index
+needs every file), run the libcst file rules only on the files their triggers select, cache all
+of that per file by content, then run the index rules over the whole tree and the tree rules.
 
 Knows nothing of flake8 or of the CLI; both are thin adapters over ``lint_paths``/``lint_source``.
-libcst is imported only in ``lint_source``, so a fully cached run never loads it.
+libcst is imported only when a file rule needs a parse, so a fully cached run never loads it.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import ast
 import hashlib
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lint_rules import inductor_names
+from lint_rules import isolation
 from lint_rules.cache import Cache
-from lint_rules.findings import FileFacts, FileResult, Finding
+from lint_rules.findings import (FileFacts, FileResult, Finding, config_module_of, name_strings,
+                                 symbols)
+from lint_rules.index import SUMMARY_VERSION, Index, Vocabulary, module_name, summarize
 from lite_guard import __version__
 from lite_guard.registry import Registry
 
@@ -39,6 +41,36 @@ class LintReport:
     cached: int = 0
 
 
+# ---- what a registry asks of the rules (computed once per registry) --------------------------
+
+class Plan:
+    """The rules, split by kind, with their triggers compiled against one registry."""
+
+    def __init__(self, registry: Registry) -> None:
+        from lint_rules.rule import trigger_pattern
+        from lint_rules.rules import FILE_RULES, INDEX_RULES, TREE_RULES
+
+        self.vocab = Vocabulary.from_registry(registry)
+        self.file_rules = [(rule, trigger_pattern(rule.triggers(registry))) for rule in FILE_RULES]
+        self.index_rules = INDEX_RULES
+        self.tree_rules = TREE_RULES
+        self.names = frozenset(p.name for p in registry.passes)
+
+    def file_rules_for(self, path: str, data: bytes) -> list[type]:
+        return [rule for rule, pattern in self.file_rules if rule.wants(path, data, pattern)]
+
+
+_PLANS: dict[int, tuple[Registry, Plan]] = {}
+
+
+def plan_for(registry: Registry) -> Plan:
+    entry = _PLANS.get(id(registry))
+    if entry is None or entry[0] is not registry:
+        entry = (registry, Plan(registry))
+        _PLANS[id(registry)] = entry
+    return entry[1]
+
+
 # ---- one file --------------------------------------------------------------------------------
 
 def decode(data: bytes) -> str:
@@ -54,52 +86,84 @@ def decode(data: bytes) -> str:
     return data.decode(encoding)
 
 
-def lint_source(path: str, data: bytes, registry: Registry, torch_version: str | None = None,
-                parse: bool | None = None) -> FileResult:
-    """Lint one file's bytes: facts always, findings from every file rule if it needs a parse."""
-    facts = FileFacts(symbols=inductor_names.symbols(data),
-                      strings=inductor_names.name_strings(data, _registry_names(registry)))
-    module = inductor_names.config_module_of(path)
-    if module:
-        facts.config_modules.append(module)
+def analyze(path: str, data: bytes, registry: Registry, torch_version: str | None = None,
+            module: str | None = None, parse: bool | None = None) -> FileResult:
+    """One file, on its own: its facts, its index summary, and the findings of the file rules
+    whose triggers it holds (all of them when ``parse``). The unit that is cached."""
+    plan = plan_for(registry)
+    facts = FileFacts(symbols=symbols(data), strings=name_strings(data, plan.names))
+    config_module = config_module_of(path)
+    if config_module:
+        facts.config_modules.append(config_module)
     try:
         source = decode(data)
     except (UnicodeDecodeError, LookupError) as exc:
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, f"cannot decode file: {exc}")], facts)
-    if parse is None:
-        parse = inductor_names.needs_parse(path, data)
-    if not parse:
-        # No rule needs this file's tree, but a file that is not valid Python is still reported:
-        # the stdlib parser is several times faster than libcst's, and the result is cached.
-        try:
-            ast.parse(source, filename=path)
-        except SyntaxError as exc:
-            message = f"cannot parse: {exc.msg}; the file was not checked"
-            return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
-                              facts)
-        except (RecursionError, MemoryError, ValueError):
-            return FileResult([Finding(path, 1, 1, UNCHECKABLE, "cannot parse: nested too deeply")],
-                              facts)
-        return FileResult([], facts)
+    try:
+        tree = ast.parse(source, filename=path)
+        summary = summarize(source, module or module_name(path), Path(path).name == "__init__.py",
+                            plan.vocab, tree)
+    except SyntaxError as exc:
+        message = f"cannot parse: {exc.msg}; the file was not checked"
+        return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
+                          facts)
+    except (RecursionError, MemoryError, ValueError):
+        return FileResult([Finding(path, 1, 1, UNCHECKABLE, "cannot parse: nested too deeply")],
+                          facts)
+    rules = [rule for rule, _ in plan.file_rules] if parse else plan.file_rules_for(path, data)
+    if not rules:
+        return FileResult([], facts, summary=summary)
 
-    import libcst as cst
+    problem = isolation.parse_problem(source, path)  # libcst crashes on what CPython refuses
+    if problem is not None:
+        return FileResult([problem], facts, summary=summary)
 
-    from lint_rules.rule import FileContext
-    from lint_rules.rules import FILE_RULES
+    from lint_rules.rule import FileContext, cst
 
     try:
         module_node = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         message = f"cannot parse: {exc.message}; the file was not checked"
         return FileResult([Finding(path, exc.raw_line, exc.raw_column + 1, UNCHECKABLE, message)],
-                          facts, parsed=True)
+                          facts, parsed=True, summary=summary)
     except RecursionError:
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, "cannot parse: nested too deeply")],
-                          facts, parsed=True)
-    context = FileContext(path, source, registry, torch_version, config_module=module, facts=facts)
-    cst.visit_batched(module_node, [rule(context) for rule in FILE_RULES])
+                          facts, parsed=True, summary=summary)
+    context = FileContext(path, source, registry, torch_version, config_module=config_module,
+                          facts=facts)
+    cst.visit_batched(module_node, [rule(context) for rule in rules])
     findings = suppress(context.resolve_findings(module_node), source.splitlines())
-    return FileResult(findings, facts, parsed=True)
+    return FileResult(findings, facts, parsed=True, summary=summary)
+
+
+def lint_source(path: str, data: bytes, registry: Registry, torch_version: str | None = None,
+                parse: bool | None = None) -> FileResult:
+    """Lint one file as a tree of its own: the file rules, then the index rules over an index of
+    this one module (names it imports from elsewhere stay unresolved, and are reported when a
+    pass depends on them). flake8 and the rule examples use this."""
+    result = analyze(path, data, registry, torch_version, parse=parse)
+    if result.summary is not None:
+        findings, _ = index_findings(registry, [(path, result.summary)])
+        result.findings = sorted(result.findings + findings)
+    return result
+
+
+def index_findings(registry: Registry, summaries: list[tuple[str, dict]]
+                   ) -> tuple[list[Finding], set[str]]:
+    """Run the index rules over the summaries of a tree; also the pass names they recognised."""
+    plan = plan_for(registry)
+    index = Index(summaries, plan.vocab)
+    findings: list[Finding] = []
+    names: set[str] = set()
+    suppressions = {path: summary.get("suppress", {}) for path, summary in summaries}
+    for rule in plan.index_rules:
+        found, recognised = rule.check(index, registry)
+        names |= recognised
+        for finding in found:
+            line = suppressions.get(finding.path, {}).get(str(finding.line), "")
+            if not (line and _suppressed(line, finding.code)):
+                findings.append(finding)
+    return findings, names
 
 
 def suppress(findings: list[Finding], lines: list[str]) -> list[Finding]:
@@ -119,17 +183,6 @@ def _suppressed(line: str, code: str) -> bool:
         if match and (not match.group("codes") or code in re.split(r"[,\s]+", match.group("codes"))):
             return True
     return False
-
-
-_NAMES_CACHE: dict[int, frozenset[str]] = {}
-
-
-def _registry_names(registry: Registry) -> frozenset[str]:
-    names = _NAMES_CACHE.get(id(registry))
-    if names is None:
-        names = frozenset(p.name for p in registry.passes)
-        _NAMES_CACHE[id(registry)] = names
-    return names
 
 
 # ---- trees -----------------------------------------------------------------------------------
@@ -189,39 +242,29 @@ def ruleset_hash() -> str:
     return digest.hexdigest()[:16]
 
 
-_WORKER_REGISTRY: Registry | None = None
-
-
-def _init_worker(registry: Registry) -> None:
-    global _WORKER_REGISTRY
-    _WORKER_REGISTRY = registry
-
-
-def _lint_in_worker(path: str, data: bytes, torch_version: str | None) -> FileResult:
-    return lint_source(path, data, _WORKER_REGISTRY, torch_version)
-
-
 def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None,
                cache: Cache | None = None, exclude: tuple[str, ...] = (),
-               tree_rules: bool | None = None) -> LintReport:
+               tree_rules: bool | None = None,
+               limits: isolation.Limits = isolation.DEFAULT_LIMITS) -> LintReport:
     """Lint files and trees. The tree-level rule (LG003) runs when every path is a directory."""
     report = LintReport()
     files, report.errors = discover(paths, exclude)
     report.files = len(files)
     if tree_rules is None:
         tree_rules = bool(paths) and all(p.is_dir() for p in paths)
-    salt = "\0".join((__version__, registry.content_hash(), ruleset_hash()))
+    salt = "\0".join((__version__, registry.content_hash(), ruleset_hash(), str(SUMMARY_VERSION)))
     results: dict[Path, FileResult] = {}
     pending: list[tuple[Path, bytes, str | None, str]] = []
     for path in files:
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            results[path] = FileResult([Finding(str(path), 1, 1, UNCHECKABLE,
-                                                f"cannot read file: {exc.strerror or exc}")])
+            data = isolation.read_regular(path, limits.max_bytes)  # FIFOs and devices are refused
+        except isolation.Unreadable as exc:
+            results[path] = isolation.uncheckable(str(path), str(exc))
             continue
         version = torch_version_of(path)
-        key = hashlib.sha256(f"{salt}\0{path}\0{version}\0".encode() + data).hexdigest()
+        module = module_name(path)  # by the __init__.py files around it: part of the key
+        key = hashlib.sha256(f"{salt}\0{path}\0{version}\0{module}\0".encode(
+            "utf-8", "surrogateescape") + data).hexdigest()
         cached = cache.get(key) if cache else None
         if cached is not None:
             results[path] = cached
@@ -229,53 +272,45 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
         else:
             pending.append((path, data, version, key))
 
-    for (path, _, _, key), result in zip(pending, _run(pending, registry, jobs)):
+    for (path, _, _, key), result in zip(pending, _run(pending, registry, jobs, limits)):
         results[path] = result
         report.parsed += result.parsed
-        if cache:
-            cache.put(key, result)
+        if cache and not any(f.code == UNCHECKABLE for f in result.findings):
+            cache.put(key, result)  # an LG900 may depend on load or limits: never cached
 
     for path in files:
         report.findings += results[path].findings
         report.facts[str(path)] = results[path].facts
+    summaries = [(str(p), results[p].summary) for p in files if results[p].summary is not None]
+    found, names = index_findings(registry, summaries)
+    report.findings += found
     if tree_rules:
         report.findings += tree_findings(registry, [results[p].facts for p in files],
-                                         [p.as_posix() for p in files], _tree_version(files))
+                                         [p.as_posix() for p in files], _tree_version(files),
+                                         names)
     report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     return report
 
 
-def _run(pending, registry: Registry, jobs: int | None) -> list[FileResult]:
-    jobs = jobs or len(os.sched_getaffinity(0))
-    # Only files that need libcst are worth a worker; the rest are a regex away.
-    heavy = [i for i, (path, data, _, _) in enumerate(pending)
-             if inductor_names.needs_parse(path, data)]
-    results: list[FileResult | None] = [None] * len(pending)
-    if jobs > 1 and len(heavy) > 1:
-        import multiprocessing
+def _run(pending, registry: Registry, jobs: int | None,
+         limits: isolation.Limits = isolation.DEFAULT_LIMITS) -> list[FileResult]:
+    """Each file in a worker under ``limits``: a crash, a hang or a recursion is one LG900."""
+    plan = plan_for(registry)  # built here, inherited by every worker
+    heavy = any(plan.file_rules_for(str(path), data) for path, data, _, _ in pending)
+    return isolation.run_isolated(
+        [(str(path), data, version) for path, data, version, _ in pending],
+        lambda path, data, version: analyze(path, data, registry, version),
+        jobs=jobs, limits=limits, preload=_import_libcst if heavy else None)
 
-        # Biggest first, so no worker is left with one huge file at the end.
-        heavy.sort(key=lambda i: -len(pending[i][1]))
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(jobs, len(heavy)), mp_context=context,
-                                 initializer=_init_worker, initargs=(registry,)) as pool:
-            futures = {i: pool.submit(_lint_in_worker, str(pending[i][0]), pending[i][1],
-                                      pending[i][2]) for i in heavy}
-            for i, (path, data, version, _) in enumerate(pending):
-                if i not in futures:
-                    results[i] = lint_source(str(path), data, registry, version, parse=False)
-            for i, future in futures.items():
-                results[i] = future.result()
-    else:
-        for i, (path, data, version, _) in enumerate(pending):
-            results[i] = lint_source(str(path), data, registry, version)
-    return results  # type: ignore[return-value]
+
+def _import_libcst() -> None:
+    import libcst  # noqa: F401  (imported once in the parent, inherited by every worker)
 
 
 def _tree_version(files: list[Path]) -> str | None:
     """The torch version the tree is: its own if it is a torch tree, else the installed one."""
     for path in files:
-        if inductor_names.config_module_of(path) == "inductor":
+        if config_module_of(path) == "inductor":
             return torch_version_of(path)
     return installed_torch_version()
 
@@ -290,10 +325,13 @@ def installed_torch_version() -> str | None:
 
 
 def tree_findings(registry: Registry, facts: list[FileFacts], files: list[str],
-                  torch_version: str | None) -> list[Finding]:
-    from lint_rules.rules.lg003_stale_entry import StaleEntry, TreeFacts
+                  torch_version: str | None, names: set[str] = frozenset()) -> list[Finding]:
+    """The tree rules over every file's facts; ``names``: the passes the index rules found."""
+    from lint_rules.rules.lg003_stale_entry import TreeFacts
 
     tree = TreeFacts(files=files, torch_version=torch_version)
+    tree.passes.update(n for n in names if "*" not in n)
+    tree.globs.update(n for n in names if "*" in n)
     for fact in facts:
         tree.passes.update(fact.passes)
         tree.passes.update(fact.strings)
@@ -303,7 +341,7 @@ def tree_findings(registry: Registry, facts: list[FileFacts], files: list[str],
         tree.symbols.update(fact.symbols)
         tree.globs.update(fact.globs)
         tree.config_modules.update(fact.config_modules)
-    findings = StaleEntry.check_tree(registry, tree)
+    findings = [f for rule in plan_for(registry).tree_rules for f in rule.check_tree(registry, tree)]
     by_file: dict[str, list[str]] = {}
     kept = []
     for finding in findings:

@@ -26,6 +26,72 @@ stage = "post_grad"
 lite = "never"
 kind = "class"
 
+[[pass]]
+name = "example:registered_pass"
+stage = "post_grad"
+lite = "never"
+
+[[pass]]
+name = "example:RegisteredGraphPass"
+stage = "post_grad"
+lite = "never"
+kind = "class"
+
+[[pass]]
+name = "post_grad_custom_pre_pass"
+stage = "post_grad"
+lite = "never"
+kind = "custom_hook"
+hook = "torch._inductor.config:post_grad_custom_pre_pass"
+
+[[pass]]
+name = "post_grad_custom_post_pass"
+stage = "post_grad"
+lite = "never"
+kind = "custom_hook"
+hook = "torch._inductor.config:post_grad_custom_post_pass"
+
+[[pass]]
+name = "joint_custom_pre_pass"
+stage = "joint_graph"
+lite = "never"
+kind = "custom_hook"
+hook = "torch._inductor.config:joint_custom_pre_pass"
+
+[[pass]]
+name = "joint_custom_post_pass"
+stage = "joint_graph"
+lite = "never"
+kind = "custom_hook"
+hook = "torch._inductor.config:joint_custom_post_pass"
+
+[[pass]]
+name = "joint_custom_pass"
+stage = "aot"
+lite = "never"
+kind = "custom_hook"
+hook = "torch._functorch.config:joint_custom_pass"
+
+[[base]]
+name = "torch._inductor.custom_graph_pass:CustomGraphPass"
+role = "pass_class"
+
+[[base]]
+name = "torch.fx.passes.infra.pass_base:PassBase"
+role = "pass_class"
+
+[[base]]
+name = "torch.fx.passes.graph_transform_observer:GraphTransformObserver"
+role = "observer"
+name_arg = "passname"
+name_position = 1
+
+[[base]]
+name = "torch._inductor.pattern_matcher:PatternMatcherPass"
+role = "pattern_pass"
+name_arg = "pass_name"
+name_position = 0
+
 [[config]]
 key = "reorder_for_peak_memory"
 kind = "reorder"
@@ -44,8 +110,23 @@ lite_value = false
 
 @dataclass(frozen=True)
 class Example:
-    """Source a rule is run on; ``path`` matters for config modules (``config.py``)."""
+    """Source a rule is run on; ``path`` matters for config modules (``config.py``) and for the
+    module a pass is defined in (its identity is ``module:qualname``).
+
+    An INVALID example states what the rule must report, exactly: ``line`` and ``message`` of
+    its one finding, or ``expect`` = ((line, message), ...) when it reports several."""
 
     code: str
     path: str = "example.py"
     registry: str | None = None  # TOML text; EXAMPLE_REGISTRY when None
+    line: int | None = None
+    message: str | None = None
+    expect: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def expected(self) -> list[tuple[int, str]]:
+        if self.expect:
+            return list(self.expect)
+        if self.line is not None and self.message is not None:
+            return [(self.line, self.message)]
+        return []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
 
 
 @dataclass(frozen=True, order=True)
@@ -55,14 +57,54 @@ class FileFacts:
 
 @dataclass
 class FileResult:
+    """What one file contributes: its file-rule findings, its facts, and its summary for the
+    whole-tree index (``lint_rules.index``; None when the file could not be read or parsed)."""
+
     findings: list[Finding] = field(default_factory=list)
     facts: FileFacts = field(default_factory=FileFacts)
     parsed: bool = False
+    summary: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"findings": [f.to_dict() for f in self.findings], "facts": self.facts.to_dict()}
+        return {"findings": [f.to_dict() for f in self.findings], "facts": self.facts.to_dict(),
+                "summary": self.summary}
 
     @classmethod
     def from_dict(cls, data: dict) -> "FileResult":
         return cls([Finding.from_dict(f) for f in data["findings"]],
-                   FileFacts.from_dict(data["facts"]))
+                   FileFacts.from_dict(data["facts"]), summary=data.get("summary"))
+
+
+# ---- cheap byte-level facts (no parse) -------------------------------------------------------
+
+_NAME_STRING = re.compile(rb"""(?<![\w"'])([fF]?)["']([\w\[][^"'\n\\]{0,150})["']""")
+_FIELD = re.compile(r"\{[^{}]*\}")
+_CONCAT = re.compile(rb"""["']([\w\[][^"'\n\\]{0,150})["']\s*\+""")
+_SYMBOL = re.compile(rb"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
+def symbols(data: bytes) -> list[str]:
+    """Every def/class name in the file: a cheap index that needs no parse."""
+    return sorted({m.decode("ascii", "replace") for m in _SYMBOL.findall(data)})
+
+
+def name_strings(data: bytes, wanted: frozenset[str]) -> list[str]:
+    """Registry names that appear in the file as a whole string literal. An f-string counts with
+    its fields as ``*`` (``f"custom_backend_passes_{device}"`` is ``custom_backend_passes_*``),
+    the way the registry writes names it cannot resolve statically; so does ``"prefix_" + x``."""
+    found = set()
+    for prefix, body in _NAME_STRING.findall(data):
+        text = body.decode("utf-8", "replace")
+        found.add(re.sub(r"\*+", "*", _FIELD.sub("*", text)) if prefix else text)
+    found.update(m.decode("utf-8", "replace") + "*" for m in _CONCAT.findall(data))  # "a_" + b
+    return sorted(found & wanted)
+
+
+def config_module_of(path: str | PurePath) -> str:
+    """Which registry config module a file defines (``""`` when neither of Inductor's)."""
+    parts = PurePath(path).parts[-2:]
+    if parts == ("_inductor", "config.py"):
+        return "inductor"
+    if parts == ("_functorch", "config.py"):
+        return "functorch"
+    return ""

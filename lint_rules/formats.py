@@ -57,16 +57,16 @@ def to_json(findings: list[Finding], registry_problems: list[str], errors: list[
 
 
 def _rules() -> list[dict]:
-    # Only rule metadata is needed here; reading it does not import libcst.
-    descriptions = {
-        "LG001": "graph pass that no registry names",
-        "LG002": "reorder or pass-gating config that no registry names",
-        "LG003": "registry entry whose pass or config no longer exists in the tree",
-        "LG004": "lite_mode_options disagrees with the derived lite config",
-        "LG900": "file could not be read, decoded or parsed",
-        _REGISTRY_RULE: "registry entry refers to something no registry declares",
-    }
-    return [{"id": code, "shortDescription": {"text": text}} for code, text in descriptions.items()]
+    # Each rule declares its own SARIF metadata (lint_rules.rule.Rule.metadata); the two codes
+    # below are not rules of a source file. Reading the rules does not import libcst.
+    from lint_rules.rules import ALL_RULES
+
+    return [rule.metadata() for rule in ALL_RULES] + [
+        {"id": "LG900", "name": "uncheckable-file",
+         "shortDescription": {"text": "file could not be read, decoded or parsed"}},
+        {"id": _REGISTRY_RULE, "name": "registry-problem",
+         "shortDescription": {"text": "registry entry refers to something no registry declares"}},
+    ]
 
 
 def to_sarif(findings: list[Finding], registry_problems: list[str], errors: list[str]) -> str:

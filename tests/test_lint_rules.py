@@ -11,10 +11,13 @@ import pytest
 
 from lint_rules.engine import UNCHECKABLE, lint_paths, lint_source, tree_findings
 from lint_rules.rule import EXAMPLE_REGISTRY, Example
-from lint_rules.rules import FILE_RULES, TREE_RULES
+from lint_rules.rules import ALL_RULES, FILE_RULES, INDEX_RULES, TREE_RULES
 from lite_guard.registry import Registry
 
 LITE_GUARD = [sys.executable, "-m", "lite_guard"]
+FIXTURES = Path(__file__).parent / "lint_fixtures"
+BASES = FIXTURES / "bases.toml"  # the pass vocabulary: base classes, observers, pattern passes
+VOCABULARY = FIXTURES / "vocabulary.toml"  # hook keys (and torch's fx_graph_cse), no user pass
 
 
 def registry_from(text: str | None, tmp_path: Path) -> Registry:
@@ -23,7 +26,7 @@ def registry_from(text: str | None, tmp_path: Path) -> Registry:
     return Registry.from_files([path])
 
 
-NO_PASSES = Registry()  # for engine behaviour, where no entry should go stale
+VOCAB = Registry.from_files([BASES, VOCABULARY])  # recognises passes, registers none of them
 
 
 def run_example(rule, example: Example, tmp_path: Path) -> list:
@@ -36,7 +39,7 @@ def run_example(rule, example: Example, tmp_path: Path) -> list:
 
 
 def _cases(kind: str):
-    for rule in (*FILE_RULES, *TREE_RULES):
+    for rule in ALL_RULES:
         for i, example in enumerate(getattr(rule, kind)):
             yield pytest.param(rule, example, id=f"{rule.CODE}-{kind.lower()}-{i}")
 
@@ -47,47 +50,76 @@ def test_valid_example_is_not_reported(rule, example, tmp_path):
 
 
 @pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
-def test_invalid_example_is_reported(rule, example, tmp_path):
-    assert run_example(rule, example, tmp_path), f"{rule.CODE} missed:\n{example.code}"
+def test_invalid_example_is_reported_at_its_line_with_its_message(rule, example, tmp_path):
+    assert example.expected, f"{rule.CODE}: an INVALID example must state its line and message"
+    found = [(f.line, f.message) for f in run_example(rule, example, tmp_path)]
+    assert found == example.expected, f"{rule.CODE} on:\n{example.code}"
 
 
-def test_every_rule_has_a_code_a_message_and_examples():
-    codes = [rule.CODE for rule in (*FILE_RULES, *TREE_RULES)]
-    assert sorted(codes) == ["LG001", "LG002", "LG003", "LG004"]
-    for rule in (*FILE_RULES, *TREE_RULES):
-        assert rule.MESSAGE and rule.VALID and rule.INVALID, rule.CODE
+def test_every_rule_declares_its_metadata_and_examples():
+    codes = [rule.CODE for rule in ALL_RULES]
+    assert len(codes) == len(set(codes)) and codes == sorted(codes)
+    for rule in ALL_RULES:
+        assert rule.NAME and rule.DESCRIPTION and rule.MESSAGE, rule.CODE
+        assert rule.VALID and rule.INVALID, rule.CODE
+        assert rule.metadata()["id"] == rule.CODE
+    assert set(ALL_RULES) == {*FILE_RULES, *INDEX_RULES, *TREE_RULES}
+
+
+def test_sarif_lists_every_discovered_rule():
+    from lint_rules import formats
+
+    sarif = json.loads(formats.to_sarif([], [], []))
+    listed = {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert {rule.CODE for rule in ALL_RULES} <= listed
+
+
+PMP = "from torch._inductor.pattern_matcher import PatternMatcherPass\n"
+GTO = "from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n"
+DIRTY = PMP + "my_patterns = PatternMatcherPass()\n"  # an unnamed pattern pass: line 2, col 15
 
 
 def test_finding_names_the_pass_its_place_and_a_registry_snippet(tmp_path):
-    registry = registry_from(None, tmp_path)
-    source = b"import x\n\ndef run(gm):\n    GraphTransformObserver(gm, 'fuse_everything').apply_graph_pass(f)\n"
-    (finding,) = lint_source("fx_passes/post_grad.py", source, registry).findings
+    source = (GTO + "\ndef run(gm):\n    GraphTransformObserver(gm, 'fuse_everything').apply_graph_pass(f)\n"
+              ).encode()
+    (finding,) = lint_source("torch/_inductor/fx_passes/post_grad.py", source, VOCAB).findings
     assert (finding.line, finding.col, finding.code, finding.name) == (4, 32, "LG001", "fuse_everything")
-    assert finding.text().startswith("fx_passes/post_grad.py:4:32 LG001 graph pass 'fuse_everything'")
+    assert finding.text().startswith(
+        "torch/_inductor/fx_passes/post_grad.py:4:32 LG001 graph pass 'fuse_everything'")
     assert '[[pass]] name = "fuse_everything", stage = "post_grad"' in finding.message
     import tomllib
 
     assert tomllib.loads(finding.hint)["pass"][0]["name"] == "fuse_everything"
 
 
+def test_hint_is_exactly_what_silences_the_finding(tmp_path):
+    source = (PMP + "from torch._inductor import config\n"
+              "def strip_mask(g):\n    return g\npass_fn = strip_mask\n"
+              "config.post_grad_custom_post_pass = pass_fn\n").encode()
+    (finding,) = lint_source("myproj/passes.py", source, VOCAB).findings
+    assert finding.name == "myproj.passes:strip_mask"  # the function, not the variable
+    hint = tmp_path / "hint.toml"
+    hint.write_text(finding.hint)
+    registry = Registry.from_files([BASES, VOCABULARY, hint])
+    assert lint_source("myproj/passes.py", source, registry).findings == []
+
+
 @pytest.mark.parametrize("comment", ["# lite-guard: ignore[LG001]", "# lite-guard: ignore[LG002, LG001]",
                                      "# noqa: LG001", "# noqa", "# lite-guard: ignore"])
 def test_inline_comment_naming_the_code_suppresses(comment, tmp_path):
-    registry = registry_from(None, tmp_path)
-    source = f"p = PatternMatcherPass(pass_name='mine')  {comment}\n".encode()
-    assert lint_source("a.py", source, registry).findings == []
+    source = f"{PMP}p = PatternMatcherPass(pass_name='mine')  {comment}\n".encode()
+    assert lint_source("a.py", source, VOCAB).findings == []
 
 
 def test_comment_naming_another_code_does_not_suppress(tmp_path):
-    registry = registry_from(None, tmp_path)
-    source = b"p = PatternMatcherPass(pass_name='mine')  # noqa: LG002\n"
-    assert [f.code for f in lint_source("a.py", source, registry).findings] == ["LG001"]
+    source = f"{PMP}p = PatternMatcherPass(pass_name='mine')  # noqa: LG002\n".encode()
+    assert [f.code for f in lint_source("a.py", source, VOCAB).findings] == ["LG001"]
 
 
 def test_syntax_error_is_one_finding_and_the_run_goes_on(tmp_path):
     (tmp_path / "broken.py").write_text("x = PatternMatcherPass(\n")
-    (tmp_path / "good.py").write_text("my_patterns = PatternMatcherPass()\n")
-    report = lint_paths([tmp_path], NO_PASSES, jobs=1)
+    (tmp_path / "good.py").write_text(DIRTY)
+    report = lint_paths([tmp_path], VOCAB, jobs=1)
     assert [(Path(f.path).name, f.code) for f in report.findings] == [
         ("broken.py", UNCHECKABLE), ("good.py", "LG001")]
     assert "cannot parse" in report.findings[0].message
@@ -95,13 +127,13 @@ def test_syntax_error_is_one_finding_and_the_run_goes_on(tmp_path):
 
 def test_undecodable_file_is_one_finding(tmp_path):
     (tmp_path / "latin.py").write_bytes(b"name = '\xff\xfe'\n")
-    report = lint_paths([tmp_path], NO_PASSES, jobs=1)
+    report = lint_paths([tmp_path], VOCAB, jobs=1)
     assert [(f.code, "cannot decode" in f.message) for f in report.findings] == [(UNCHECKABLE, True)]
 
 
 def test_coding_cookie_is_honoured(tmp_path):
     (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xff'\n")
-    assert lint_paths([tmp_path], NO_PASSES, jobs=1).findings == []
+    assert lint_paths([tmp_path], VOCAB, jobs=1).findings == []
 
 
 def test_unreadable_file_is_one_finding(tmp_path):
@@ -109,7 +141,7 @@ def test_unreadable_file_is_one_finding(tmp_path):
     # entry that names a .py file nobody can read, a symlink whose target does not exist.
     (tmp_path / "gone.py").symlink_to(tmp_path / "deleted.py")
     (tmp_path / "clean.py").write_text("x = 1\n")
-    report = lint_paths([tmp_path], NO_PASSES, jobs=1)
+    report = lint_paths([tmp_path], VOCAB, jobs=1)
     assert [(Path(f.path).name, f.line, f.code) for f in report.findings] == [
         ("gone.py", 1, UNCHECKABLE)]
     assert report.findings[0].message.startswith("cannot read file:"), report.findings[0].message
@@ -117,16 +149,18 @@ def test_unreadable_file_is_one_finding(tmp_path):
 
 def _check(args, tmp_path, **kwargs):
     env = {"LITE_GUARD_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([*LITE_GUARD, "check", "--no-project", *map(str, args)], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, **kwargs)
+    # The shipped registry brings the hook keys; BASES the vocabulary (whatever the shipped rows).
+    return subprocess.run([*LITE_GUARD, "check", "--no-project", "--registry", str(BASES),
+                           *map(str, args)], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          **kwargs)
 
 
 def test_check_exit_codes_clean_findings_and_missing_path(tmp_path):
     (tmp_path / "clean.py").write_text("x = 1\n")
-    (tmp_path / "dirty.py").write_text("my_patterns = PatternMatcherPass()\n")
+    (tmp_path / "dirty.py").write_text(DIRTY)
     assert _check([tmp_path / "clean.py"], tmp_path).returncode == 0
     dirty = _check([tmp_path / "dirty.py"], tmp_path)
-    assert dirty.returncode == 1 and "dirty.py:1:15 LG001 graph pass 'my_patterns'" in dirty.stdout
+    assert dirty.returncode == 1 and "dirty.py:2:15 LG001 graph pass 'dirty:my_patterns'" in dirty.stdout
     missing = _check([tmp_path / "nope.py", tmp_path / "dirty.py"], tmp_path)
     assert missing.returncode == 2
     assert "nope.py: no such file or directory" in missing.stderr
@@ -134,13 +168,14 @@ def test_check_exit_codes_clean_findings_and_missing_path(tmp_path):
 
 
 def test_check_json_and_sarif(tmp_path):
-    (tmp_path / "dirty.py").write_text("my_patterns = PatternMatcherPass()\n")
+    (tmp_path / "dirty.py").write_text(DIRTY)
     data = json.loads(_check(["--format", "json", tmp_path / "dirty.py"], tmp_path).stdout)
-    assert [(f["code"], f["name"], f["line"]) for f in data["findings"]] == [("LG001", "my_patterns", 1)]
+    assert [(f["code"], f["name"], f["line"]) for f in data["findings"]] == [
+        ("LG001", "dirty:my_patterns", 2)]
     sarif = json.loads(_check(["--format", "sarif", tmp_path / "dirty.py"], tmp_path).stdout)
     (result,) = sarif["runs"][0]["results"]
     assert sarif["version"] == "2.1.0" and result["ruleId"] == "LG001"
-    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1, "startColumn": 15}
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 15}
 
 
 def test_bad_jobs_is_a_usage_error(tmp_path):
@@ -152,83 +187,218 @@ def test_cache_is_used_and_invalidated_by_content(tmp_path):
 
     source = tmp_path / "src"
     source.mkdir()
-    (source / "a.py").write_text("my_patterns = PatternMatcherPass()\n")
+    (source / "a.py").write_text(DIRTY)
     (source / "b.py").write_text("x = 1\n")
-    registry = NO_PASSES
     cache = Cache(tmp_path / "cache")
-    first = lint_paths([source], registry, jobs=1, cache=cache)
-    second = lint_paths([source], registry, jobs=1, cache=cache)
+    first = lint_paths([source], VOCAB, jobs=1, cache=cache)
+    second = lint_paths([source], VOCAB, jobs=1, cache=cache)
     assert (first.cached, second.cached) == (0, 2) and first.findings == second.findings
+    assert [f.name for f in second.findings] == ["a:my_patterns"]  # found again from the cache
     (source / "a.py").write_text("x = 2\n")
-    third = lint_paths([source], registry, jobs=1, cache=cache)
+    third = lint_paths([source], VOCAB, jobs=1, cache=cache)
     assert (third.cached, third.findings) == (1, [])
-    assert not list((tmp_path / "cache").rglob(".tmp-*"))  # atomic writes leave no temp files
+
+
+def test_cross_file_finding_follows_an_edit_of_the_other_file(tmp_path):
+    """The index is rebuilt every run from cached summaries: editing only the base's file turns
+    an unchanged subclass into a pass (or back)."""
+    from lint_rules.cache import Cache
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "base.py").write_text("class Base:\n    pass\n")
+    (tmp_path / "pkg" / "leaf.py").write_text(
+        "from pkg.base import Base\nclass Leaf(Base):\n    def __call__(self, g):\n        pass\n")
+    cache = Cache(tmp_path / "cache")
+    assert lint_paths([tmp_path / "pkg"], VOCAB, jobs=1, cache=cache).findings == []
+    (tmp_path / "pkg" / "base.py").write_text(
+        "from torch._inductor.custom_graph_pass import CustomGraphPass\n"
+        "class Base(CustomGraphPass):\n    def uuid(self):\n        return None\n")
+    report = lint_paths([tmp_path / "pkg"], VOCAB, jobs=1, cache=cache)
+    assert report.cached == 2  # leaf.py and __init__.py came from the cache
+    assert [(Path(f.path).name, f.line, f.name) for f in report.findings] == [
+        ("leaf.py", 2, "pkg.leaf:Leaf")]
 
 
 def test_cache_key_includes_the_registry(tmp_path):
     from lint_rules.cache import Cache
 
-    (tmp_path / "a.py").write_text("p = PatternMatcherPass(pass_name='registered_pass')\n")
+    (tmp_path / "a.py").write_text(PMP + "p = PatternMatcherPass(pass_name='mine')\n")
     cache = Cache(tmp_path / "cache")
-    registered = lint_paths([tmp_path / "a.py"], registry_from(None, tmp_path), cache=cache)
-    other = tmp_path / "other"
-    other.mkdir()
-    unregistered = lint_paths([tmp_path / "a.py"], registry_from("", other), cache=cache)
-    assert (registered.findings, [f.code for f in unregistered.findings]) == ([], ["LG001"])
-
-
-def test_corrupt_cache_entry_is_ignored(tmp_path):
-    from lint_rules.cache import Cache
-
-    (tmp_path / "a.py").write_text("my_patterns = PatternMatcherPass()\n")
-    cache = Cache(tmp_path / "cache")
-    registry = registry_from(None, tmp_path)
-    lint_paths([tmp_path / "a.py"], registry, cache=cache)
-    for entry in (tmp_path / "cache").rglob("*.json"):
-        entry.write_text("{not json")
-    assert [f.code for f in lint_paths([tmp_path / "a.py"], registry, cache=cache).findings] == ["LG001"]
+    registered = tmp_path / "registered.toml"
+    registered.write_text('[[pass]]\nname = "a:mine"\nstage = "post_grad"\nlite = "never"\n')
+    clean = lint_paths([tmp_path / "a.py"], Registry.from_files([BASES, VOCABULARY, registered]),
+                       cache=cache)
+    dirty = lint_paths([tmp_path / "a.py"], VOCAB, cache=cache)
+    assert (clean.findings, [f.code for f in dirty.findings]) == ([], ["LG001"])
 
 
 def test_linting_never_imports_the_linted_code_nor_torch(tmp_path):
-    (tmp_path / "boom.py").write_text("raise SystemExit('imported!')\nmy_patterns = PatternMatcherPass()\n")
+    (tmp_path / "boom.py").write_text("raise SystemExit('imported!')\n" + DIRTY)
     code = ("import sys; from pathlib import Path; from lite_guard.registry import Registry;"
             "from lint_rules.engine import lint_paths;"
-            f"r = lint_paths([Path({str(tmp_path)!r})], Registry.load(include_project=False), jobs=1);"
+            f"r = lint_paths([Path({str(tmp_path)!r})],"
+            f" Registry.from_files([{str(BASES)!r}, {str(VOCABULARY)!r}]), jobs=1);"
             "print([f.code for f in r.findings], 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['LG001'] False"
 
 
 def test_warm_run_does_not_import_libcst(tmp_path):
-    (tmp_path / "a.py").write_text("my_patterns = PatternMatcherPass()\n")
+    (tmp_path / "a.py").write_text("lite_mode_options = {}\n" + DIRTY)  # LG004 parses it cold
     code = ("import sys; from pathlib import Path; from lite_guard.registry import Registry;"
             "from lint_rules.engine import lint_paths; from lint_rules.cache import Cache;"
-            f"r = lint_paths([Path({str(tmp_path)!r})], Registry.load(include_project=False),"
-            f" jobs=1, cache=Cache(Path({str(tmp_path / 'cache')!r})));"
-            "print(r.cached, 'libcst' in sys.modules)")
+            f"r = lint_paths([Path({str(tmp_path)!r})],"
+            f" Registry.from_files([{str(BASES)!r}, {str(VOCABULARY)!r}]), jobs=1,"
+            f" cache=Cache(Path({str(tmp_path / 'cache')!r})));"
+            "print(r.cached, len(r.findings), 'libcst' in sys.modules)")
     run = lambda: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,  # noqa: E731
                                  check=True).stdout.strip()
-    assert run() == "0 True"
-    assert run() == "1 False"
+    assert run() == "0 1 True"
+    assert run() == "1 1 False"
 
 
-def test_syntax_error_in_a_file_no_rule_needs_is_still_reported(tmp_path):
+def test_syntax_error_in_a_file_no_rule_parses_is_still_reported(tmp_path):
     (tmp_path / "plain.py").write_text("def f(:\n    return 1\n")  # no trigger token at all
-    report = lint_paths([tmp_path], NO_PASSES, jobs=1)
+    report = lint_paths([tmp_path], VOCAB, jobs=1)
     assert [(f.line, f.code) for f in report.findings] == [(1, UNCHECKABLE)]
     assert report.parsed == 0  # found without a libcst parse
 
 
-def test_lint_lg001_list_of_custom_passes_is_one_finding_per_name(tmp_path):
-    from lint_rules.engine import lint_source
-    from lite_guard.registry import Registry
-
-    path = tmp_path / "reg.toml"
-    path.write_text('[[pass]]\nname = "registered_pass"\nstage = "post_grad"\nlite = "never"\n')
+def test_list_of_custom_passes_is_one_finding_per_pass(tmp_path):
+    registered = tmp_path / "reg.toml"
+    registered.write_text('[[pass]]\nname = "user_code:registered_pass"\nstage = "post_grad"\n'
+                          'lite = "never"\n')
     source = ("import torch\n"
+              "def my_pass_a(g): pass\ndef my_pass_b(g): pass\ndef my_pass_c(g): pass\n"
+              "def registered_pass(g): pass\n"
               "torch._inductor.config.post_grad_custom_post_pass = [my_pass_a, registered_pass,"
               " my_pass_b]\n"
               "with torch._inductor.config.patch(joint_custom_pre_pass=(my_pass_c,)):\n    pass\n")
-    result = lint_source("user_code.py", source.encode(), Registry.from_files([path]), parse=True)
-    names = sorted(f.name for f in result.findings if f.code == "LG001")
-    assert names == ["my_pass_a", "my_pass_b", "my_pass_c"]  # never 'list' / '<expression>'
+    result = lint_source("user_code.py", source.encode(),
+                         Registry.from_files([BASES, VOCABULARY, registered]))
+    assert sorted(f.name for f in result.findings) == [
+        "user_code:my_pass_a", "user_code:my_pass_b", "user_code:my_pass_c"]
+
+
+# ---- a real-world-shaped tree (tests/lint_fixtures/vllm_like) --------------------------------
+
+VLLM_LIKE = FIXTURES / "vllm_like"
+VLLM_REGISTRY = VLLM_LIKE / "registry.toml"  # registers every pass of the tree
+# Every pass of the tree, each form once: (file, line, col, identity).
+VLLM_FINDINGS = [
+    ("fusion.py", 13, 7, "vllmx.compilation.fusion:RMSNormQuantFusionPass"),  # base via 2 files
+    ("fusion.py", 17, 39, "vllmx.compilation.fusion:rms_norm_quant_fusion"),  # PMP alias, self.attr
+    ("fusion.py", 23, 7, "vllmx.compilation.fusion:AttnFusionPass"),  # base re-exported by __init__
+    ("fusion.py", 25, 39, "vllmx.compilation.fusion:attn_fusion"),  # name from another module
+    ("fusion.py", 31, 7, "vllmx.compilation.fusion:NoOpElimination"),
+    ("fusion.py", 37, 26, "vllmx.compilation.fusion:make_dynamic.name"),  # unresolvable: by owner
+    ("hooks.py", 57, 37, "vllmx.compilation.hooks:strip_causal_mask"),  # through a variable
+    ("hooks.py", 59, 47, "vllmx.compilation.hooks:pre_pass"),  # torch._inductor.config.<key>
+    ("hooks.py", 60, 38, "vllmx.compilation.hooks:joint_pass"),  # functorch's joint_custom_pass
+    ("hooks.py", 61, 32, "vllmx.compilation.hooks:partition"),  # custom_partitioner_fn
+    ("hooks.py", 62, 50, "sink_waits"),  # a torch pass named in a list-valued hook
+    ("hooks.py", 62, 50, "vllmx.compilation.hooks:reorder_overlap"),  # list-valued hook
+    ("hooks.py", 63, 55, "vllmx.compilation.hooks:reorder_overlap"),  # .append to it
+    ("hooks.py", 64, 42, "vllmx.compilation.hooks:setattr_pass"),  # setattr(config, key, p)
+    ("hooks.py", 66, 41, "vllmx.compilation.hooks:item_pass"),  # options["key"] = p
+    ("hooks.py", 67, 42, "vllmx.compilation.hooks:patched_pass"),  # config.patch(key=p)
+    ("hooks.py", 69, 49, "vllmx.compilation.hooks:dict_pass"),  # config.patch({key: p})
+    ("hooks.py", 75, 39, "vllmx.compilation.hooks:local_dict_pass"),  # config.patch(local_dict)
+    ("hooks.py", 77, 73, "vllmx.compilation.hooks:options_pass"),  # torch.compile(options={...})
+    ("hooks.py", 81, 41, "vllmx.compilation.hooks:install.passes"),  # a parameter: by owner
+    ("passes.py", 9, 7, "vllmx.compilation.passes:FxCleanup"),  # torch.fx PassBase
+    ("passes.py", 23, 11, "vllmx.compilation.passes:STAGES"),  # unnamed, in a comprehension
+    ("passes.py", 24, 39, "vllmx.compilation.passes:stage_a"),  # name from a comprehension
+    ("passes.py", 24, 39, "vllmx.compilation.passes:stage_b"),
+    ("third_party.py", 10, 36, "vllmx.compilation.third_party:fx_graph_cse"),  # not torch's
+    ("unresolved.py", 12, 37, "vllmx.compilation.unresolved:VendorFusion"),  # unknown base
+]
+
+
+def _vllm_findings(*registries: Path) -> list[tuple]:
+    report = lint_paths([VLLM_LIKE], Registry.from_files([BASES, VOCABULARY, *registries]), jobs=1)
+    return sorted((Path(f.path).name, f.line, f.col, f.name) for f in report.findings)
+
+
+def test_every_form_in_the_vllm_like_tree_is_found_when_unregistered():
+    assert _vllm_findings() == sorted(VLLM_FINDINGS)
+
+
+def test_the_vllm_like_tree_is_clean_when_its_passes_are_registered():
+    assert _vllm_findings(VLLM_REGISTRY) == []
+
+
+@pytest.mark.parametrize("name", sorted({f[3] for f in VLLM_FINDINGS}))
+def test_each_registration_silences_exactly_its_pass(name, tmp_path):
+    import tomllib
+
+    entries = tomllib.loads(VLLM_REGISTRY.read_text())["pass"]
+    kept = tmp_path / "all_but_one.toml"
+    kept.write_text("".join(
+        f'[[pass]]\nname = "{e["name"]}"\nstage = "{e["stage"]}"\nlite = "never"\n\n'
+        for e in entries if e["name"] != name))
+    assert {f[3] for f in _vllm_findings(kept)} == {name}
+
+
+def test_abstract_project_bases_are_not_passes():
+    names = {f[3] for f in VLLM_FINDINGS}
+    assert not {"vllmx.compilation.inductor_pass:VllmInductorPass",
+                "vllmx.compilation.inductor_pass:VllmPatternMatcherPass",
+                "vllmx.compilation.passes:HalfDone"} & names
+
+
+def test_unresolvable_base_is_reported_with_its_name():
+    report = lint_paths([VLLM_LIKE / "vllmx" / "compilation" / "unresolved.py"], VOCAB, jobs=1)
+    (finding,) = report.findings
+    assert "its base 'some_vendor.passes.VendorBase' cannot be resolved" in finding.message
+
+
+def test_third_party_pass_named_like_a_torch_pass_is_not_silenced_by_torchs_entry():
+    assert VOCAB.get_pass("fx_graph_cse") is not None  # torch's own entry is there
+    report = lint_paths([VLLM_LIKE / "vllmx" / "compilation" / "third_party.py"], VOCAB, jobs=1)
+    assert [f.name for f in report.findings] == ["vllmx.compilation.third_party:fx_graph_cse"]
+
+
+# ---- adding a rule is adding a file ------------------------------------------------------------
+
+THROWAWAY_RULE = '''
+from lint_rules.examples import Example
+from lint_rules.findings import Finding
+from lint_rules.rule import IndexRule
+
+
+class EveryModule(IndexRule):
+    CODE = "LG999"
+    NAME = "every-module"
+    DESCRIPTION = "names every module (a throwaway rule)"
+    MESSAGE = "module {module}"
+    VALID = [Example("")]
+    INVALID = [Example("x = 1", line=1, message="module example")]
+
+    @classmethod
+    def check(cls, index, registry):
+        return [Finding(index.paths[m], 1, 1, cls.CODE, cls.MESSAGE.format(module=m))
+                for m in index.modules], set()
+'''
+
+
+def test_a_rule_file_dropped_into_the_rules_package_is_discovered_and_run(tmp_path):
+    import shutil
+
+    import lint_rules
+
+    copy = tmp_path / "site" / "lint_rules"
+    shutil.copytree(Path(lint_rules.__file__).parent, copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "rules" / "lg999_every_module.py").write_text(THROWAWAY_RULE)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    script = ("from pathlib import Path; from lite_guard.registry import Registry;"
+              "import lint_rules; from lint_rules.rules import ALL_RULES;"
+              "from lint_rules.engine import lint_paths;"
+              f"r = lint_paths([Path({str(tmp_path / 'code.py')!r})], Registry(), jobs=1);"
+              "print(lint_rules.__file__.startswith(" + repr(str(copy)) + "),"
+              " [c.CODE for c in ALL_RULES][-1], [f.text().split(' ', 1)[1] for f in r.findings])")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "True LG999 ['LG999 module code']"

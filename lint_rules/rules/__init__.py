@@ -1,24 +1,48 @@
-"""One rule per file. ``ALL_RULES`` is the rule set the engine runs.
+"""The rules: one file each, found by walking this package (as Fixit's ``walk_module`` does).
 
-Loaded lazily: the file rules import libcst, which a fully cached run never needs.
+Adding a rule is adding a file here that defines a ``Rule`` subclass with a ``CODE``. Nothing
+else lists the rules: the engine, the output formats and the tests read them from here.
 """
 
 from __future__ import annotations
 
-_NAMES = ("FILE_RULES", "TREE_RULES", "ALL_RULES")
+import importlib
+import pkgutil
+from types import ModuleType
+
+_NAMES = ("ALL_RULES", "FILE_RULES", "INDEX_RULES", "TREE_RULES")
+
+
+def walk_rules(package: str | ModuleType = __name__) -> tuple[type, ...]:
+    """Every concrete rule class defined in the modules of ``package``, ordered by code."""
+    from lint_rules.rule import Rule
+
+    if isinstance(package, str):
+        package = importlib.import_module(package)
+    found: dict[str, type] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Rule) \
+                    and value.__module__ == module.__name__ and "CODE" in vars(value):
+                found[value.CODE] = value
+    return tuple(found[code] for code in sorted(found))
+
+
+def by_kind(rules: tuple[type, ...]) -> dict[str, tuple[type, ...]]:
+    from lint_rules.rule import IndexRule, LintRule, TreeRule
+
+    return {
+        "ALL_RULES": rules,
+        "FILE_RULES": tuple(r for r in rules if issubclass(r, LintRule)),
+        "INDEX_RULES": tuple(r for r in rules if issubclass(r, IndexRule)),
+        "TREE_RULES": tuple(r for r in rules if issubclass(r, TreeRule)),
+    }
 
 
 def __getattr__(name: str):
     if name not in _NAMES:
         raise AttributeError(name)
-    from lint_rules.rules.lg001_unregistered_pass import UnregisteredPass
-    from lint_rules.rules.lg002_unregistered_config import UnregisteredConfig
-    from lint_rules.rules.lg003_stale_entry import StaleEntry
-    from lint_rules.rules.lg004_lite_mode_drift import LiteModeDrift
-
-    # Rules that visit one file's tree; StaleEntry looks at the tree as a whole instead.
-    rules = {"FILE_RULES": (UnregisteredPass, UnregisteredConfig, LiteModeDrift),
-             "TREE_RULES": (StaleEntry,)}
-    rules["ALL_RULES"] = rules["FILE_RULES"] + rules["TREE_RULES"]
-    globals().update(rules)
-    return rules[name]
+    kinds = by_kind(walk_rules())
+    globals().update(kinds)
+    return kinds[name]

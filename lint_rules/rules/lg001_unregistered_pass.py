@@ -1,246 +1,339 @@
-"""LG001: a graph pass that no registry names."""
+"""LG001: a graph pass that no registry names, recognised by structure over the whole tree.
+
+Three structures make something a pass, and the registry supplies the vocabulary of each:
+
+* a concrete class deriving (through any chain of files, aliases and re-exports) from a
+  ``[[base]]`` of role ``pass_class``;
+* a call to an ``observer`` or ``pattern_pass`` base, whose name argument names the pass
+  (resolved through constants and variables; the variable or owner when it cannot be);
+* a value installed into a custom-pass hook (a ``kind = "custom_hook"`` entry's ``hook`` key)
+  by any form: attribute, item, ``setattr``, ``config.patch``, a dict, ``options=``, a list.
+
+Each is named by the identity the runtime guard checks: torch's own name inside torch,
+``module:qualname`` anywhere else (for an instance, its class).
+"""
 
 from __future__ import annotations
 
-import libcst as cst
-
 from fnmatch import fnmatchcase
-from pathlib import PurePath
+from typing import Any
 
-from lint_rules.inductor_names import (
-    CUSTOM_PASS_HOOKS, NOT_SCHEDULER_PASSES, OBSERVER, PASS_BASES, PATTERN_PASS, SCHEDULER_NODE,
-    SCHEDULER_REORDER_NAME,
-)
-from lint_rules.rule import Example, LintRule, last_name, one_line, string_value, toml_pass_hint
+from lint_rules.examples import Example
+from lint_rules.findings import Finding
+from lint_rules.index import Index, Unresolved, text_of
+from lint_rules.rule import IndexRule
+from lite_guard.hints import one_line, pass_hint
+from lite_guard.identity import is_torch_module, qualified_name
+from lite_guard.stages import guess_stage
+
+_IMPORTS = ("from torch._inductor.custom_graph_pass import CustomGraphPass\n"
+            "from torch._inductor.pattern_matcher import PatternMatcherPass\n"
+            "from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n"
+            "from torch._inductor import config\n")
+_M = "graph pass '{}' ({}) is not in any registry; register it: "
 
 
-class UnregisteredPass(LintRule):
+def _msg(name: str, form: str, stage: str, kind: str) -> str:
+    return _M.format(name, form) + f'[[pass]] name = "{name}", stage = "{stage}", lite = "never",' \
+        f' kind = "{kind}"'
+
+
+class UnregisteredPass(IndexRule):
     CODE = "LG001"
+    NAME = "unregistered-pass"
+    DESCRIPTION = "graph pass that no registry names"
+    HELP = ("A pass class, an observer or pattern pass, or a value installed into an Inductor or"
+            " functorch custom-pass hook has no registry entry. Add the [[pass]] entry the message"
+            " gives (its name is the identity the runtime guard checks) and say why it is or is"
+            " not safe in lite mode.")
     MESSAGE = "graph pass '{name}' ({form}) is not in any registry; register it: {hint}"
 
     VALID = [
-        Example('GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(remove_noop_ops)'),
-        Example('with GraphTransformObserver(gm, f"registered_{i}"):\n    pass'),  # matches
-        Example('registered_pass = PatternMatcherPass()'),
-        Example('p = PatternMatcherPass(pass_name="registered_pass")'),
-        Example('class RegisteredGraphPass(CustomGraphPass):\n    pass'),
-        Example('class NotAPass(SomethingElse):\n    pass'),
-        Example('config.post_grad_custom_pre_pass = None'),
-        Example('config.post_grad_custom_pre_pass = registered_pass'),
-        Example('self._pre_fusion_custom_pass = compute_detail(x)'),  # not an Inductor config
-        Example('with config.patch(post_grad_custom_post_pass=registered_pass):\n    pass'),
-        Example('config.post_grad_custom_post_pass = [registered_pass, registered_pass]'),
-        Example('config.post_grad_custom_pre_pass = []'),
-        Example('def reorder_tensors(xs: list[int]) -> list[int]:\n    return xs'),
-        Example('x = PatternMatcherPass()  # lite-guard: ignore[LG001]'),
-        Example('x = PatternMatcherPass()  # noqa: LG001'),
+        Example(_IMPORTS + 'GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)',
+                path="torch/_inductor/fx_passes/post_grad.py"),
+        Example(_IMPORTS + 'p = PatternMatcherPass(pass_name="registered_pass")',
+                path="torch/_inductor/fx_passes/example.py"),
+        Example(_IMPORTS + 'class RegisteredGraphPass(CustomGraphPass):\n'
+                '    def __call__(self, g):\n        pass\n    def uuid(self):\n        return 1'),
+        Example(_IMPORTS + 'class Abstract(CustomGraphPass):\n    def uuid(self):\n        return 1'),
+        Example('class NotAPass(SomethingElse):\n    def __call__(self, g):\n        pass'),
+        Example(_IMPORTS + 'config.post_grad_custom_pre_pass = None'),
+        Example(_IMPORTS + 'def registered_pass(g):\n    pass\n'
+                'config.post_grad_custom_post_pass = registered_pass'),
+        Example(_IMPORTS + 'class C:\n    def f(self, x):\n'
+                '        self.post_grad_custom_post_pass = compute_detail(x)'),
+        Example(_IMPORTS + 'config.post_grad_custom_post_pass = []'),
+        Example(_IMPORTS + 'x = PatternMatcherPass()  # lite-guard: ignore[LG001]'),
+        Example(_IMPORTS + 'x = PatternMatcherPass()  # noqa: LG001'),
+        Example('class PatternMatcherPass:\n    pass\nx = PatternMatcherPass()'),  # not Inductor's
     ]
     INVALID = [
-        Example('GraphTransformObserver(gm, "fuse_everything").apply_graph_pass(fuse)'),
-        Example('with GraphTransformObserver(gm, passname="fuse_everything"):\n    pass'),
-        Example('my_patterns = PatternMatcherPass()'),
-        Example('with GraphTransformObserver(gm, f"my_pass_{i}"):\n    pass'),
-        Example('@register_fusion("batch_everything", pre_grad=False)\nclass B(BatchFusion):\n'
-                '    pass'),
-        Example('p = PatternMatcherPass(pass_name="my_patterns", subsystem="x")'),
-        Example('def fold(gm):\n    local_patterns = PatternMatcherPass()'),
-        Example('class MyPass(CustomGraphPass):\n    pass'),
-        Example('class MyPass(torch._inductor.custom_graph_pass.CustomGraphModulePass):\n    pass'),
-        Example('config.joint_custom_post_pass = my_pass'),
-        Example('torch._inductor.config.post_grad_custom_pre_pass = MyPass()'),
-        Example('with config.patch(post_grad_custom_post_pass=my_pass):\n    pass'),
-        Example('with config.patch({"joint_custom_pre_pass": my_pass}):\n    pass'),
-        Example('config.patch("pre_grad_custom_pass", my_pass)'),
-        Example('torch.compile(fn, options={"post_grad_custom_post_pass": my_pass})'),
-        Example('config.post_grad_custom_post_pass = [registered_pass, my_pass]'),
-        Example('with config.patch(joint_custom_pre_pass=(my_pass, registered_pass)):\n    pass'),
-        Example('def reorder_my_way(snodes: list[BaseSchedulerNode]) -> list[BaseSchedulerNode]:\n'
-                '    return snodes'),
-        Example('class Scheduler:\n    def reorder_more(self, nodes) -> list["BaseSchedulerNode"]:\n'
-                '        return nodes'),
+        Example(_IMPORTS + 'GraphTransformObserver(gm, "fuse_everything").apply_graph_pass(f)',
+                line=5, message=_msg("example:fuse_everything", "GraphTransformObserver",
+                                     "post_grad", "observer")),
+        # Outside torch, a pass named like a torch pass is still its own (qualified) pass.
+        Example(_IMPORTS + 'GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)',
+                line=5, message=_msg("example:remove_noop_ops", "GraphTransformObserver",
+                                     "post_grad", "observer")),
+        Example(_IMPORTS + 'with GraphTransformObserver(gm, passname="fuse_everything"):\n    pass',
+                path="torch/_inductor/fx_passes/post_grad.py",
+                line=5, message=_msg("fuse_everything", "GraphTransformObserver", "post_grad",
+                                     "observer")),
+        Example(_IMPORTS + 'my_patterns = PatternMatcherPass()',
+                line=5, message=_msg("example:my_patterns", "PatternMatcherPass without a name,"
+                                     " known by its variable", "post_grad", "pattern")),
+        Example(_IMPORTS + 'from torch._inductor.pattern_matcher import PatternMatcherPass as PMP\n'
+                'class Fusion:\n    def __init__(self):\n        self.patterns = PMP()',
+                line=8, message=_msg("example:Fusion.patterns", "PatternMatcherPass without a"
+                                     " name, known by its variable", "post_grad", "pattern")),
+        Example(_IMPORTS + 'NAME = "my_fusion"\np = PatternMatcherPass(pass_name=NAME)',
+                line=6, message=_msg("example:my_fusion", "PatternMatcherPass", "post_grad",
+                                     "pattern")),
+        Example(_IMPORTS + 'class Fusion:\n    pass_name = "rms_fusion"\n    def __init__(self):\n'
+                '        self.p = PatternMatcherPass(pass_name=self.pass_name)',
+                line=8, message=_msg("example:rms_fusion", "PatternMatcherPass", "post_grad",
+                                     "pattern")),
+        Example(_IMPORTS + 'def make(name):\n    return PatternMatcherPass(pass_name=name)',
+                line=6, message=_msg("example:make.name", "PatternMatcherPass; its name 'name' is"
+                                     " not a constant, so it is known by its owner", "post_grad",
+                                     "pattern")),
+        Example(_IMPORTS + 'with GraphTransformObserver(gm, f"my_pass_{i}"):\n    pass',
+                line=5, message=_msg("example:my_pass_*", "GraphTransformObserver", "post_grad",
+                                     "observer")),
+        Example(_IMPORTS + 'class MyPass(CustomGraphPass):\n    def __call__(self, g):\n'
+                '        pass\n    def uuid(self):\n        return None',
+                line=5, message=_msg("example:MyPass", "class deriving from CustomGraphPass",
+                                     "post_grad", "class")),
+        Example(_IMPORTS + 'import torch\nclass Base(torch._inductor.custom_graph_pass.CustomGraphPass):'
+                '\n    def uuid(self):\n        return None\nclass Leaf(Base):\n'
+                '    def __call__(self, g):\n        pass',
+                line=9, message=_msg("example:Leaf", "class deriving from CustomGraphPass",
+                                     "post_grad", "class")),
+        Example(_IMPORTS + 'def my_pass(g):\n    pass\nconfig.joint_custom_post_pass = my_pass',
+                line=7, message=_msg("example:my_pass", "installed in joint_custom_post_pass",
+                                     "joint_graph", "function")),
+        Example(_IMPORTS + 'def my_pass(g):\n    pass\n'
+                'with config.patch(post_grad_custom_post_pass=my_pass):\n    pass',
+                line=7, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
+                                     "post_grad", "function")),
+        Example(_IMPORTS + 'def my_pass(g):\n    pass\n'
+                'with config.patch({"joint_custom_pre_pass": my_pass}):\n    pass',
+                line=7, message=_msg("example:my_pass", "installed in joint_custom_pre_pass",
+                                     "joint_graph", "function")),
+        Example(_IMPORTS + 'def fx_graph_cse(g):\n    pass\n'
+                'torch.compile(fn, options={"post_grad_custom_post_pass": fx_graph_cse})',
+                line=7, message=_msg("example:fx_graph_cse", "installed in"
+                                     " post_grad_custom_post_pass", "post_grad", "function")),
+        Example(_IMPORTS + 'def registered_pass(g):\n    pass\ndef my_pass(g):\n    pass\n'
+                'config.post_grad_custom_post_pass = [registered_pass, my_pass]',
+                line=9, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
+                                     "post_grad", "function")),
+        Example(_IMPORTS + 'from mylib.passes import strip_mask as pass_fn\n'
+                'inductor_config = {}\ninductor_config["post_grad_custom_post_pass"] = pass_fn',
+                line=7, message=_msg("mylib.passes:strip_mask", "installed in"
+                                     " post_grad_custom_post_pass", "post_grad", "function")),
+        Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
+                line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
+                                     " the value 'p' cannot be resolved statically, register what"
+                                     " flows in", "post_grad", "function")),
     ]
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._functions: list[str] = []
-        self._named_calls: set[int] = set()  # PatternMatcherPass calls named by an assignment
+    @classmethod
+    def triggers(cls, registry: Any) -> tuple[bytes, ...]:
+        # Not used to skip parsing (every file is summarized for the index), but a file with none
+        # of these bytes cannot hold a site of this rule: they document its vocabulary.
+        names = [b.name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for b in getattr(registry, "bases", ())]
+        names += [e.hook.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                  for e in getattr(registry, "custom_hooks", lambda: [])()]
+        return tuple(n.encode() for n in names if n)
 
-    # ---- scope ----------------------------------------------------------------------------
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._check_scheduler_reorder(node)
-        self._functions.append(node.name.value)
+    @classmethod
+    def check(cls, index: Index, registry: Any) -> tuple[list[Finding], set[str]]:
+        return _Check(index, registry).run()
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
 
-    # ---- forms ----------------------------------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        for decorator in node.decorators:
-            # @register_fusion("batch_linear"): a group-batch fusion pass, known by that name
-            call = decorator.decorator
-            if isinstance(call, cst.Call) and last_name(call.func) == "register_fusion":
-                name_arg = _argument(call, 0, "name")
-                name = string_value(name_arg.value) if name_arg else None
-                if name is not None:
-                    self._found(name_arg, name, "@register_fusion", "class")
-        if node.name.value in PASS_BASES:
-            return  # an interface Inductor defines, not a pass
-        for base in node.bases:
-            if last_name(base.value) in PASS_BASES and not base.keyword:
-                self._found(node.name, node.name.value, f"subclass of {last_name(base.value)}",
-                            "class")
+class _Check:
+    def __init__(self, index: Index, registry: Any) -> None:
+        self.index, self.registry = index, registry
+        self.findings: list[Finding] = []
+        self.names: set[str] = set()
+        self.classes: set[str] = set()  # identities of pass classes found at their definition
+        self.reported: set[tuple[str, int, str]] = set()
+
+    def run(self) -> tuple[list[Finding], set[str]]:
+        for module, summary in self.index.modules.items():
+            self._classes(module, summary)
+        for module, summary in self.index.modules.items():
+            for site in summary["sites"]:
+                if site["t"] == "ctor":
+                    self._constructor(module, site)
+                elif site["t"] == "hook":
+                    self._hook(module, site)
+        return self.findings, self.names
+
+    # ---- pass classes --------------------------------------------------------------------
+    def _classes(self, module: str, summary: dict) -> None:
+        index = self.index
+        for qualname, klass in summary["classes"].items():
+            if not klass["bases"]:
+                continue
+            base = index.pass_base(module, qualname)
+            if base is None or index.base_entry(("class", module, qualname)) is not None:
+                continue
+            if not index.is_concrete(module, qualname):
+                continue  # an abstract base of passes, not a pass
+            name = index.identity(module, qualname)
+            self.classes.add(name)
+            form = f"class deriving from {_short(base)}"
+            self._found(module, klass["line"], klass["col"], name, form, "class",
+                        guess_stage(module, qualname))
+
+    # ---- observers and pattern passes ----------------------------------------------------
+    def _constructor(self, module: str, site: dict) -> None:
+        index = self.index
+        scope, klass = site["scope"], site["class"]
+        callee = index.expr_ref(module, scope, site["callee"], klass)
+        base = index.base_entry(callee)
+        if base is None and callee[0] == "class":
+            base = index.pass_base(callee[1], callee[2], "pattern_pass") \
+                or index.pass_base(callee[1], callee[2], "observer")
+        if base is None or index.vocab.bases[base][0] == "pass_class":
+            return
+        if klass and index.base_entry(("class", module, klass)) is not None:
+            return  # inside the base itself (PatternMatcherPass.apply observing its own name)
+        role, name_arg, position = index.vocab.bases[base]
+        label = _short(base)
+        kind = "observer" if role == "observer" else "pattern"
+        key = name_arg if name_arg in site["kw"] else str(position)
+        argument = site["kw"].get(name_arg)
+        if argument is None and 0 <= position < len(site["args"]):
+            argument = site["args"][position]
+        line, col = site["pos"].get(key, [site["line"], site["col"]]) if argument is not None \
+            else (site["line"], site["col"])
+        values = index.strings(module, scope, argument, klass) if argument is not None else []
+        torch = is_torch_module(module)
+        stage = guess_stage(module)
+        if not values:  # no name: known by the variable it is kept in
+            self._unnamed(module, site, label, kind, stage)
+            return
+        for value in values:
+            if isinstance(value, Unresolved):
+                owner = _owner(site)
+                name = qualified_name(module, f"{owner}.{value.text}" if owner else value.text)
+                form = (f"{label}; its name '{value.text}' is not a constant, so it is known by its"
+                        " owner")
+                self._found(module, line, col, name, form, kind, stage)
+            elif value[0] == "glob":
+                name = value[1] if torch else qualified_name(module, value[1])
+                self.names.add(name)
+                if name.strip("*") and not self._glob_registered(name):
+                    self._report(module, line, col, name, label, kind, stage)
+            else:
+                name = value[1] if torch else qualified_name(module, value[1])
+                self._found(module, line, col, name, label, kind, stage)
+
+    def _unnamed(self, module: str, site: dict, label: str, kind: str, stage: str) -> None:
+        target = site.get("target") or ""
+        var = target.rsplit(".", 1)[-1]
+        if is_torch_module(module):
+            # Torch's unnamed pattern passes are registered by variable, as spelled before
+            # identities were qualified: "patterns", "joint_graph.patterns", "post_grad.f.x".
+            stem = module.rsplit(".", 1)[-1]
+            function = site["scope"].rsplit(".", 1)[-1] if site["scope"] else ""
+            spellings = [s for s in (var, f"{stem}.{var}" if var else "",
+                                     f"{stem}.{function}.{var}" if var and function else "")
+                         if s] or [f"{stem}.{function or '<module>'}"]
+            self.names.update(spellings)
+            if any(self.registry.get_pass(s) is not None for s in spellings):
                 return
+            name = spellings[-1] if function else spellings[0]
+        else:
+            if target.startswith(("self.", "cls.")) and site["class"]:
+                owner = f"{site['class']}.{var}"
+            elif site["scope"]:
+                owner = f"{site['scope']}.{var}" if var else site["scope"]
+            else:
+                owner = var or "<module>"
+            name = qualified_name(module, owner)
+        self._found(module, site["line"], site["col"], name,
+                    f"{label} without a name, known by its variable", kind, stage)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        callee = last_name(node.func)
-        if callee == OBSERVER:
-            name_arg = _argument(node, 1, "passname") or _argument(node, 99, "pass_name")
-            if name_arg is None:
-                return
-            name = string_value(name_arg.value)
-            if name is not None:
-                self._found(name_arg, name, OBSERVER, "observer")
-            elif isinstance(name_arg.value, cst.FormattedString):
-                # f"pass_pattern_{i}": the runtime part is '*', as the registry writes it; any
-                # entry the pattern matches registers it.
-                pattern = _glob(name_arg.value)
-                self.context.facts.globs.append(pattern)
-                if pattern.strip("*") and not self._glob_registered(pattern):
-                    self._report(name_arg, pattern, OBSERVER, "observer")
-        elif callee == PATTERN_PASS and id(node) not in self._named_calls:
-            name_arg = _argument(node, 0, "pass_name")
-            name = string_value(name_arg.value) if name_arg else None
-            if name is not None:
-                self._found(node, name, PATTERN_PASS, "pattern")
-        elif callee == "patch":
-            self._check_patch(node)
-        elif callee == "append" and node.args and _is_pattern_pass(node.args[0].value):
-            # passes.append(PatternMatcherPass()): known by the list it goes into
-            var = last_name(node.func.value) if isinstance(node.func, cst.Attribute) else ""
-            if var and _argument(node.args[0].value, 0, "pass_name") is None:
-                self._named_calls.add(id(node.args[0].value))
-                self._found_unnamed_pattern(node.args[0].value, var)
-        for arg in node.args:  # torch.compile(fn, options={"post_grad_custom_pre_pass": f})
-            if arg.keyword is not None and arg.keyword.value == "options":
-                self._check_hook_dict(arg.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._check_assignment(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._check_assignment(node.target, node.value)
-
-    # ---- helpers --------------------------------------------------------------------------
-    def _check_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(value, (cst.List, cst.Tuple)):  # passes = [PatternMatcherPass(), ...]
-            for element in value.elements:
-                self._check_assignment(target, element.value)
-        if isinstance(value, cst.Call) and last_name(value.func) == PATTERN_PASS:
-            if _argument(value, 0, "pass_name") is None:
-                # Unnamed: the pass is known by its variable (a computed pass_name is unknowable)
-                var = last_name(target)
-                if var and isinstance(target, (cst.Name, cst.Attribute)):
-                    self._named_calls.add(id(value))
-                    self._found_unnamed_pattern(value, var)
-        if isinstance(target, cst.Attribute) and target.attr.value in CUSTOM_PASS_HOOKS:
-            if "config" in last_name(target.value).lower():
-                self._check_hook_value(target.attr.value, value)
-
-    def _check_patch(self, node: cst.Call) -> None:
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value in CUSTOM_PASS_HOOKS:
-                self._check_hook_value(arg.keyword.value, arg.value)
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        if positional:
-            self._check_hook_dict(positional[0].value)
-        if len(positional) == 2 and string_value(positional[0].value) in CUSTOM_PASS_HOOKS:
-            self._check_hook_value(string_value(positional[0].value), positional[1].value)
-
-    def _check_hook_dict(self, node: cst.BaseExpression) -> None:
-        if isinstance(node, cst.Dict):
-            for element in node.elements:
-                key = string_value(element.key) if isinstance(element, cst.DictElement) else None
-                if key in CUSTOM_PASS_HOOKS:
-                    self._check_hook_value(key, element.value)
-
-    def _check_hook_value(self, hook: str, value: cst.BaseExpression) -> None:
-        if isinstance(value, cst.Name) and value.value == "None":
+    # ---- hooks -----------------------------------------------------------------------------
+    def _hook(self, module: str, site: dict) -> None:
+        index = self.index
+        key = site["key"]
+        hook_module, entry, stage = index.vocab.hooks[key]
+        if not self._is_hook_receiver(module, site, hook_module):
             return
-        if isinstance(value, (cst.List, cst.Tuple)):
-            # torch accepts a list of passes under one hook: each pass is its own finding
-            for element in value.elements:
-                if isinstance(element, cst.StarredElement):
-                    self._found(element, "<expression>", f"custom pass hook {hook}", "custom_hook")
-                else:
-                    self._check_hook_value(hook, element.value)
-            return
-        name = last_name(value)
-        if isinstance(value, cst.Lambda) or not name:
-            name = "<lambda>" if isinstance(value, cst.Lambda) else "<expression>"
-        self._found(value, name, f"custom pass hook {hook}", "custom_hook")
+        scope, klass = site["scope"], site["class"]
+        form = f"installed in {key}"
+        for value in index.values(module, scope, site["value"], klass):
+            line, col = site["line"], site["col"]
+            if isinstance(value, Unresolved):
+                owner = _owner(site)
+                name = qualified_name(module, f"{owner}.{value.text}" if owner else value.text)
+                self._found(module, line, col, name,
+                            f"{form}; the value '{value.text}' cannot be resolved statically,"
+                            " register what flows in", "function", stage)
+                continue
+            if value[0] in ("str", "glob"):  # list-valued hooks also take torch pass names
+                self._found(module, line, col, value[1], form, "function", stage)
+                continue
+            name = index.ref_identity(value)
+            if name is None:
+                continue
+            if name in self.classes:
+                self.names.add(name)
+                continue  # reported (or registered) at its class definition
+            if value[0] == "instance" and index.in_tree(value[1]) \
+                    and index.is_callable(value[1], value[2]) is False:
+                continue  # an object torch cannot call (a sentinel such as fuzzer's DEFAULT)
+            kind = "class" if value[0] in ("class", "instance") else "function"
+            extra = ""
+            if value[0] in ("class", "instance") and index.in_tree(value[1]):
+                unresolved = index.ancestors(value[1], value[2])[1]
+                if unresolved and index.pass_base(value[1], value[2]) is None:
+                    extra = f"; its base '{unresolved[0]}' cannot be resolved"
+            self._found(module, line, col, name, form + extra, kind, stage)
 
-    def _check_scheduler_reorder(self, node: cst.FunctionDef) -> None:
-        name = node.name.value
-        if not SCHEDULER_REORDER_NAME.match(name) or name in NOT_SCHEDULER_PASSES:
-            return
-        if node.returns is None:
-            return
-        returns = cst.Module([]).code_for_node(node.returns.annotation)
-        if SCHEDULER_NODE in returns:
-            self._found(node.name, node.name.value, "scheduler reorder", "scheduler")
+    def _is_hook_receiver(self, module: str, site: dict, hook_module: str) -> bool:
+        receiver = site.get("recv")
+        if not receiver or receiver[0] != "n":
+            return True  # dicts, patch(...), setattr: the key alone says it is the hook
+        ref = self.index.resolve_name(module, site["scope"], receiver[1], site["class"])
+        if ref[0] == "module":
+            return ref[1] == hook_module or ref[1].endswith(".config")
+        return ref[0] != "instance"  # self.post_grad_custom_post_pass is an object's own field
 
+    # ---- reporting -----------------------------------------------------------------------
     def _glob_registered(self, pattern: str) -> bool:
-        registry = self.context.registry
-        return registry.get_pass(pattern) is not None or any(
+        registry = self.registry
+        return registry.match_pass(pattern) is not None or any(
             fnmatchcase(entry.name, pattern) for entry in registry.passes)
 
-    def _found_unnamed_pattern(self, node: cst.CSTNode, var: str) -> None:
-        # Unnamed, it is known by its variable; qualified by module (and function) when the
-        # variable name alone is ambiguous. Any of these spellings registers it.
-        stem = PurePath(self.context.path).stem
-        spellings = [var, f"{stem}.{var}"]
-        if self._functions:
-            spellings.append(f"{stem}.{self._functions[-1]}.{var}")
-        if spellings in self.context.facts.alternatives:
-            return  # passes = [PatternMatcherPass(), PatternMatcherPass()] is one finding
-        self.context.facts.alternatives.append(spellings)
-        registry = self.context.registry
-        if any(registry.get_pass(name) is not None for name in spellings):
-            return
-        name = spellings[-1] if self._functions else var
-        self._report(node, name, PATTERN_PASS + " (unnamed, known by its variable)", "pattern")
+    def _found(self, module: str, line: int, col: int, name: str, form: str, kind: str,
+               stage: str) -> None:
+        self.names.add(name)
+        if self.registry.match_pass(name) is None:
+            self._report(module, line, col, name, form, kind, stage)
 
-    def _found(self, node: cst.CSTNode, name: str, form: str, kind: str) -> None:
-        self.context.facts.passes.append(name)
-        if self.context.registry.get_pass(name) is None:
-            self._report(node, name, form, kind)
-
-    def _report(self, node: cst.CSTNode, name: str, form: str, kind: str) -> None:
-        stage = "scheduler" if kind == "scheduler" else self.context.stage_guess
-        hint = toml_pass_hint(name, stage, kind)
-        self.report(node, self.MESSAGE.format(name=name, form=form, hint=one_line(hint)),
-                    name=name, hint=hint)
+    def _report(self, module: str, line: int, col: int, name: str, form: str, kind: str,
+                stage: str) -> None:
+        path = self.index.paths[module]
+        if (path, line, name) in self.reported:
+            return  # [PatternMatcherPass(), PatternMatcherPass()] is one pass per variable
+        self.reported.add((path, line, name))
+        hint = pass_hint(name, stage, kind)
+        message = UnregisteredPass.MESSAGE.format(name=name, form=form, hint=one_line(hint))
+        self.findings.append(Finding(path, line, col, UnregisteredPass.CODE, message, name, hint))
 
 
-def _is_pattern_pass(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and last_name(node.func) == PATTERN_PASS
+def _short(base: str) -> str:
+    return base.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
 
 
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.Arg | None:
-    positional = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value == keyword:
-                return arg
-        elif not arg.star:
-            if positional == position:
-                return arg
-            positional += 1
-    return None
+def _owner(site: dict) -> str:
+    return site["scope"] or site["class"] or ""
 
 
-def _glob(node: cst.FormattedString) -> str:
-    return "".join(part.value if isinstance(part, cst.FormattedStringText) else "*"
-                   for part in node.parts)
+__all__ = ["UnregisteredPass", "text_of"]

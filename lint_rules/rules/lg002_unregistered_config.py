@@ -6,7 +6,7 @@ Config modules are the ones a registry ``[[config]]`` can name: ``torch/_inducto
 
 from __future__ import annotations
 
-import libcst as cst
+from lint_rules.rule import cst  # imported on first use (a cached run never needs it)
 
 from lint_rules.inductor_names import CUSTOM_HOOK_KEY, is_gating_key
 from lint_rules.rule import Example, LintRule, one_line, toml_config_hint, toml_pass_hint
@@ -16,6 +16,15 @@ _CONFIG = "torch/_inductor/config.py"
 
 class UnregisteredConfig(LintRule):
     CODE = "LG002"
+    NAME = "unregistered-config"
+    DESCRIPTION = "reorder or pass-gating config that no registry names"
+
+    @classmethod
+    def wants(cls, path, data, pattern) -> bool:
+        from lint_rules.findings import config_module_of
+
+        return bool(config_module_of(path))  # torch's config modules, wherever they are
+
     MESSAGE = "config '{key}' gates a pass or reorders, and no registry names it; register it: {hint}"
 
     VALID = [

@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 
 from lint_rules.findings import Finding
 from lint_rules.examples import Example
+from lint_rules.rule import TreeRule
 from lite_guard.registry import PassEntry, Registry
 
 _REGISTRY = """
@@ -55,8 +56,10 @@ class TreeFacts:
         return any(inner in path or path.startswith(start) for path in self.files)
 
 
-class StaleEntry:
+class StaleEntry(TreeRule):
     CODE = "LG003"
+    NAME = "stale-entry"
+    DESCRIPTION = "registry entry whose pass or config no longer exists in the tree"
     MESSAGE = ("registry {what} '{name}' is not found in the linted tree (torch {version});"
                " remove the entry, or limit it with torch = \"<{version}\" if it was removed upstream")
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from lint_rules.rule import Example, LintRule, cst, literal_value, string_value
 
-from lint_rules.inductor_names import LITE_MODE_OPTIONS
-from lint_rules.rule import Example, LintRule, literal_value, string_value
+LITE_MODE_OPTIONS = "lite_mode_options"  # upstream's hand-written dict (torch/_inductor/...)
 
 
 class LiteModeDrift(LintRule):
     CODE = "LG004"
+    NAME = "lite-mode-drift"
+    DESCRIPTION = "lite_mode_options disagrees with the derived lite config"
+    HELP = ("Upstream's hand-written lite_mode_options sets a key the registry does not force, or"
+            " to another value. Fix the registry's [[config]] lite_value, or upstream's dict.")
     MESSAGE = "lite_mode_options['{key}'] {problem}"
+    TRIGGERS = (LITE_MODE_OPTIONS.encode(),)
 
     VALID = [
         Example('lite_mode_options = {"reorder_for_peak_memory": False}'),
@@ -20,9 +24,15 @@ class LiteModeDrift(LintRule):
         Example('lite_mode_options = {"max_autotune": True}  # lite-guard: ignore[LG004]'),
     ]
     INVALID = [
-        Example('lite_mode_options = {"reorder_for_peak_memory": True}'),
-        Example('lite_mode_options = {"max_autotune": False}'),
-        Example('lite_mode_options: dict = {"use_post_grad_passes": True}'),
+        Example('lite_mode_options = {"reorder_for_peak_memory": True}', line=1,
+                message="lite_mode_options['reorder_for_peak_memory'] = True but the registry forces"
+                        " False; fix the registry's lite_value or upstream's dict"),
+        Example('lite_mode_options = {"max_autotune": False}', line=1,
+                message="lite_mode_options['max_autotune'] = False is not in the derived lite"
+                        ' config; add a [[config]] entry: key = "max_autotune", lite_value = false'),
+        Example('lite_mode_options: dict = {\n    "use_post_grad_passes": True,\n}', line=2,
+                message="lite_mode_options['use_post_grad_passes'] = True but the registry forces"
+                        " False; fix the registry's lite_value or upstream's dict"),
     ]
 
     def visit_Assign(self, node: cst.Assign) -> None:

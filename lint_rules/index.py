@@ -1,0 +1,1030 @@
+"""The whole-tree semantic index: what every linted module defines, imports and hands to Inductor.
+
+Two halves, so the expensive half is cached per file and runs in worker processes:
+
+* ``summarize`` reads ONE file (stdlib ``ast``) into a small JSON-able summary: its dotted module
+  name, its imports (``as`` aliases, relative imports), its classes (bases as written, methods,
+  which are abstract, attributes), module constants, the calls that construct an observer or a
+  pattern pass, every place a value is installed into an Inductor/functorch custom-pass hook, and
+  the calls made inside registered pipeline roots.
+* ``Index`` joins the summaries of the whole tree and resolves names across files: aliases,
+  ``from .. import``, re-exports through ``__init__``, variables, ``self.attr``, module constants,
+  loop variables over constant lists. Class ancestry is resolved through all of it, and through
+  the installed packages that define the registry's base classes (read, never imported).
+
+Why ``ast`` and not libcst for the index: every file of the tree needs a summary (a pass's base
+class may live in a file that mentions no pass at all), and on this machine libcst parses about
+0.6 MB/s against ast's 7 MB/s: torch's tree alone would take 20 s cold. libcst is still used for
+the rules that need a concrete syntax tree (config modules, ``lite_mode_options``).
+
+The vocabulary (which classes are pass bases, observers, pattern passes; which config keys are
+hooks; which functions are pipeline roots) comes from the registry, never from this file.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any, Iterable, Iterator
+
+from lite_guard.identity import pass_identity, qualified_name
+
+SUMMARY_VERSION = 3  # bump when the summary's shape changes (it is part of the cache key)
+_MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
+_SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
+
+
+# ---- vocabulary ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the registry says to look for, in the shape the per-file summary needs."""
+
+    bases: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # name -> (role, arg, pos)
+    hooks: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # key -> (module, entry, stage)
+    roots: frozenset[str] = frozenset()  # pipeline roots, "module:qualname"
+
+    @classmethod
+    def from_registry(cls, registry: Any) -> "Vocabulary":
+        bases = {}
+        for base in getattr(registry, "bases", ()):
+            bases[base.name] = (base.role, base.name_arg, base.name_position)
+        hooks = {}
+        for entry in _custom_hooks(registry):
+            module, _, key = entry.hook.rpartition(":")
+            hooks[key] = (module, entry.name, entry.stage)
+        roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
+        return cls(bases, hooks, roots)
+
+    @functools.cached_property
+    def short_names(self) -> frozenset[str]:
+        """Last name of every observer / pattern-pass callable: calls to these are recorded."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                         for name, (role, _, _) in self.bases.items() if role != "pass_class")
+
+    @functools.cached_property
+    def base_modules(self) -> frozenset[str]:
+        return frozenset(name.split(":", 1)[0] for name in self.bases)
+
+    @functools.cached_property
+    def _key(self) -> str:
+        return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots)))
+
+    def key(self) -> str:
+        """A stable text of the vocabulary (part of the per-file cache key)."""
+        return self._key
+
+
+def _custom_hooks(registry: Any) -> list:
+    if hasattr(registry, "custom_hooks"):
+        return list(registry.custom_hooks())
+    return []
+
+
+# ---- module names ----------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4096)
+def _package_of(directory: str) -> tuple[str, ...]:
+    """The dotted package a directory is: its parents count while they hold ``__init__.py``."""
+    if not os.path.isfile(os.path.join(directory, "__init__.py")):
+        return ()
+    parent, name = os.path.split(directory)
+    if not name or parent == directory:
+        return ()
+    return (*_package_of(parent), name)
+
+
+def module_name(path: str | PurePath) -> str:
+    """The dotted module a file is, by the package layout around it: parent directories count
+    while they hold an ``__init__.py``. A path that is not on disk (an example, a test) is read
+    as written, relative: ``torch/_inductor/fx_passes/x.py`` -> ``torch._inductor.fx_passes.x``."""
+    path = Path(path)
+    stem = [] if path.name == "__init__.py" else [path.stem]
+    if path.is_file():
+        parts = [*_package_of(os.path.dirname(os.path.abspath(path))), *stem]
+    else:
+        parts = [p for p in path.parent.parts if p not in ("", ".", "/")] + stem
+    return ".".join(p for p in parts if p.isidentifier()) or path.stem
+
+
+# ---- the per-file summary -------------------------------------------------------------------
+
+def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabulary,
+              tree: ast.Module | None = None) -> dict:
+    """One file's summary (JSON-able). Raises SyntaxError / RecursionError / ValueError."""
+    if tree is None:
+        tree = ast.parse(source)
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    extractor = _Extractor(module, is_package, text.splitlines(), vocab)
+    extractor.visit(tree)
+    return extractor.summary
+
+
+class _Extractor(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool, lines: list[str], vocab: Vocabulary):
+        self.module, self.is_package, self.lines, self.vocab = module, is_package, lines, vocab
+        self.summary: dict = {
+            "module": module, "package": is_package, "imports": {}, "stars": [], "classes": {},
+            "assigns": {"": {}}, "sites": [], "calls": {},
+            "suppress": {str(n): line for n, line in enumerate(lines, 1)
+                         if "#" in line and _SUPPRESS_MARK.search(line)},
+        }
+        self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
+        self.watched = set(vocab.short_names)  # local names of observer / pattern-pass callables
+        self.target: Any = None  # what the value being visited is assigned to (for unnamed passes)
+        self.in_container = False
+        self.hook_keys = vocab.hooks
+
+    # ---- scopes --------------------------------------------------------------------------
+    @property
+    def scope(self) -> str:
+        """The enclosing function's qualname ("" at module level or in a class body)."""
+        for kind, qualname in reversed(self.scopes):
+            if kind == "function":
+                return qualname
+            if kind == "class":
+                return ""  # class bodies do not see function locals; their names are attrs
+        return ""
+
+    def _qualname(self, name: str) -> str:
+        if not self.scopes:
+            return name
+        kind, outer = self.scopes[-1]
+        return f"{outer}.<locals>.{name}" if kind == "function" else f"{outer}.{name}"
+
+    def _class(self) -> dict | None:
+        if self.scopes and self.scopes[-1][0] == "class":
+            return self.summary["classes"][self.scopes[-1][1]]
+        return None
+
+    def _method_class(self) -> dict | None:
+        """The class whose method we are in (for ``self.x = ...``)."""
+        if len(self.scopes) >= 2 and self.scopes[-1][0] == "function" \
+                and self.scopes[-2][0] == "class":
+            return self.summary["classes"][self.scopes[-2][1]]
+        return None
+
+    def _bind(self, name: str, value: Any) -> None:
+        klass = self._class()
+        if klass is not None:
+            klass["attrs"][name] = ["", value]
+            return
+        self.summary["assigns"].setdefault(self.scope, {})[name] = value
+
+    # ---- definitions ----------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        qualname = self._qualname(node.name)
+        bases = [self.expr(b) for b in node.bases]
+        for base in node.bases:
+            if _last(base) in self.watched and not self.scopes:
+                self.watched.add(node.name)  # a subclass of PatternMatcherPass constructs one too
+        line, col = self._name_position(node, "class")
+        self.summary["classes"][qualname] = {
+            "line": line, "col": col, "bases": bases, "methods": [], "abstract": [], "attrs": {},
+            "decorators": [self.expr(d) for d in node.decorator_list], "scope": self.scope,
+        }
+        self._bind(node.name, ["class", qualname])
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        for base in node.bases:
+            self.visit(base)
+        self.scopes.append(("class", qualname))
+        for statement in node.body:
+            self.visit(statement)
+        self.scopes.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        qualname = self._qualname(node.name)
+        klass = self._class()
+        if klass is not None:
+            klass["methods"].append(node.name)
+            if _is_abstract(node):
+                klass["abstract"].append(node.name)
+        if klass is None:
+            self._bind(node.name, ["func", qualname])
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:
+                self.visit(default)
+        self.scopes.append(("function", qualname))
+        for argument in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                         node.args.vararg, node.args.kwarg]:
+            if argument is not None:
+                self.summary["assigns"].setdefault(qualname, {})[argument.arg] = ["param"]
+        root = f"{self.module}:{qualname}" in self.vocab.roots
+        if root:
+            self.summary["calls"][qualname] = [
+                [self.expr(c.func), c.lineno, c.col_offset + 1]
+                for c in _walk_calls(node)]
+        sites = len(self.summary["sites"])
+        for statement in node.body:
+            self.visit(statement)
+        self.scopes.pop()
+        if len(self.summary["sites"]) == sites and not root:
+            # Locals matter only to resolve what a site in this function (or a nested one)
+            # names; dropping the rest keeps a cached summary small.
+            self.summary["assigns"].pop(qualname, None)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.generic_visit(node)
+
+    # ---- imports --------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self._import(alias.asname, alias.name)
+            else:
+                head = alias.name.split(".", 1)[0]
+                self._import(head, head)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = self._absolute(node.module or "", node.level)
+        for alias in node.names:
+            if alias.name == "*":
+                self.summary["stars"].append(base)
+                continue
+            local = alias.asname or alias.name
+            self._import(local, f"{base}:{alias.name}")
+            if alias.name in self.vocab.short_names:
+                self.watched.add(local)
+
+    def _import(self, local: str, target: str) -> None:
+        if not self.scopes:
+            self.summary["imports"][local] = target
+        else:
+            self._bind(local, ["import", target])
+
+    def _absolute(self, module: str, level: int) -> str:
+        if not level:
+            return module
+        package = self.module if self.is_package else self.module.rpartition(".")[0]
+        for _ in range(level - 1):
+            package = package.rpartition(".")[0]
+        return f"{package}.{module}".strip(".") if module else package
+
+    # ---- assignments ----------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._assign(target, node.value, node)
+        self._visit_value(node.targets[0] if len(node.targets) == 1 else None, node.value)
+        for target in node.targets:
+            if not isinstance(target, (ast.Name, ast.Attribute)):
+                self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node.target, node.value, node)
+            self._visit_value(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        # config.reorder_for_compute_comm_overlap_passes += [my_pass]
+        self._hook_target(node.target, node.value)
+        self._visit_value(node.target, node.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        if isinstance(node.target, ast.Name):
+            self._bind(node.target.id, ["iter", self.expr(node.iter)])
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if isinstance(item.optional_vars, ast.Name):
+                self._bind(item.optional_vars.id, self.expr(item.context_expr))
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+    def _assign(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(target.id, self.expr(value))
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id in ("self", "cls"):
+            klass = self._method_class()
+            if klass is not None:
+                klass["attrs"].setdefault(target.attr, [self.scope, self.expr(value)])
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            for inner_target, inner_value in zip(target.elts, value.elts):
+                self._assign(inner_target, inner_value, node)
+        self._hook_target(target, value)
+
+    def _visit_value(self, target: ast.expr | None, value: ast.expr) -> None:
+        previous = self.target, self.in_container
+        self.target, self.in_container = (self._target_text(target) if target is not None
+                                          else None), False
+        self.visit(value)
+        self.target, self.in_container = previous
+
+    def _target_text(self, target: ast.expr) -> str | None:
+        if isinstance(target, ast.Name):
+            return target.id
+        if isinstance(target, ast.Attribute):
+            return _dotted(target)
+        if isinstance(target, ast.Subscript):
+            return _dotted(target.value)
+        return None
+
+    # ---- hooks ----------------------------------------------------------------------------
+    def _hook_target(self, target: ast.expr, value: ast.expr) -> None:
+        """``x.key = v`` / ``x["key"] = v`` where key is a registry custom-hook key."""
+        if isinstance(target, ast.Attribute) and target.attr in self.hook_keys:
+            self._hook(target.attr, value, "assignment", self.expr(target.value))
+        elif isinstance(target, ast.Subscript):
+            key = _string(target.slice)
+            if key in self.hook_keys:
+                self._hook(key, value, "item assignment", self.expr(target.value))
+
+    def _hook(self, key: str, value: ast.expr, form: str, receiver: Any = None) -> None:
+        self.summary["sites"].append({
+            "t": "hook", "key": key, "form": form, "value": self.expr(value),
+            "recv": receiver, "line": value.lineno, "col": value.col_offset + 1,
+            "scope": self.scope, "class": self._enclosing_class(),
+        })
+
+    def _enclosing_class(self) -> str:
+        for kind, qualname in reversed(self.scopes):
+            if kind == "class":
+                return qualname
+        return ""
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        # {"post_grad_custom_post_pass": p}: config.patch({...}), options={...}, a dict kept in
+        # a variable and patched later: wherever a hook key is a dict key, its value is installed.
+        for key, value in zip(node.keys, node.values):
+            name = _string(key) if key is not None else None
+            if name in self.hook_keys:
+                self._hook(name, value, "dict entry")
+        self._contained(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = _last(func)
+        if name in self.watched:
+            self._constructor(node)
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        for keyword, value in keywords.items():
+            if keyword in self.hook_keys:  # config.patch(key=p), dict(key=p), any call
+                self._hook(keyword, value, f"{name or 'call'}({keyword}=...)")
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if name in ("patch", "setattr") and positional:
+            # config.patch("key", p) / setattr(config, "key", p)
+            index = 0 if name == "patch" else 1
+            if len(positional) > index + 1 and _string(positional[index]) in self.hook_keys:
+                self._hook(_string(positional[index]), positional[index + 1], f"{name}(...)")
+        if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert") \
+                and _last(func.value) in self.hook_keys and positional:
+            # config.reorder_for_compute_comm_overlap_passes.append(p)
+            self._hook(_last(func.value), positional[-1], f".{name}(...)")
+        if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert"):
+            previous = self.target, self.in_container
+            self.target, self.in_container = _dotted(func.value), True
+            for argument in node.args:
+                self.visit(argument)
+            self.target, self.in_container = previous
+            self.visit(func)
+            for keyword in node.keywords:
+                self.visit(keyword.value)
+            return
+        self.generic_visit(node)
+
+    def _contained(self, node: ast.AST) -> None:
+        previous = self.in_container
+        self.in_container = True
+        self.generic_visit(node)
+        self.in_container = previous
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        # [PatternMatcherPass(pass_name=n) for n in NAMES]: n takes each element of NAMES
+        if isinstance(node.target, ast.Name):
+            self.summary["assigns"].setdefault(self.scope, {})[node.target.id] = \
+                ["iter", self.expr(node.iter)]
+        self.generic_visit(node)
+
+    visit_List = visit_Tuple = visit_Set = _contained  # type: ignore[assignment]
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _contained  # type: ignore
+
+    # ---- observers and pattern passes ----------------------------------------------------
+    def _constructor(self, node: ast.Call) -> None:
+        args = [self.expr(a) if not isinstance(a, ast.Starred) else ["?", "*args"]
+                for a in node.args]
+        keywords = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
+        positions = {str(i): [a.lineno, a.col_offset + 1] for i, a in enumerate(node.args)}
+        positions.update({k.arg: [k.value.lineno, k.value.col_offset + 1]
+                          for k in node.keywords if k.arg})
+        self.summary["sites"].append({
+            "t": "ctor", "callee": self.expr(node.func), "args": args, "kw": keywords,
+            "pos": positions, "line": node.lineno, "col": node.col_offset + 1,
+            "scope": self.scope, "class": self._enclosing_class(), "target": self.target,
+            "contained": self.in_container,
+        })
+
+    # ---- expressions ----------------------------------------------------------------------
+    def expr(self, node: ast.AST | None, depth: int = 0) -> Any:
+        """A small JSON form of an expression, enough to resolve what it names later."""
+        if node is None:
+            return ["none"]
+        if depth > _MAX_DEPTH:
+            return ["?", "deep"]
+        d = depth + 1
+        if isinstance(node, ast.Constant):
+            if node.value is None:
+                return ["none"]
+            if isinstance(node.value, str):
+                return ["s", node.value[:300]]
+            if isinstance(node.value, (bool, int, float)):
+                return ["c", node.value if not isinstance(node.value, float) or node.value == node.value
+                        else 0]
+            return ["?", type(node.value).__name__]
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            dotted = _dotted(node)
+            if dotted:
+                return ["n", dotted]
+            return ["a", self.expr(node.value, d), node.attr] if isinstance(node, ast.Attribute) \
+                else ["?", "name"]
+        if isinstance(node, ast.JoinedStr):
+            return ["g", _glob(node)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            return ["g", node.left.value + "*"]
+        if isinstance(node, ast.Call):
+            return ["call", self.expr(node.func, d),
+                    [self.expr(a, d) for a in node.args[:8]],
+                    {k.arg: self.expr(k.value, d) for k in node.keywords[:8] if k.arg}]
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return ["l", [self.expr(e, d) for e in node.elts[:64]]]
+        if isinstance(node, ast.Dict):
+            return ["d", [[self.expr(k, d) if k is not None else ["?", "**"], self.expr(v, d)]
+                          for k, v in list(zip(node.keys, node.values))[:64]]]
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return ["k", self.expr(node.elt, d), _comp_binds(node, self, d)]
+        if isinstance(node, ast.DictComp):
+            return ["k", self.expr(node.value, d), _comp_binds(node, self, d)]
+        if isinstance(node, ast.IfExp):  # either branch may be the value
+            return ["l", [self.expr(node.body, d), self.expr(node.orelse, d)]]
+        if isinstance(node, ast.BoolOp):  # `p or default`: any operand may be the value
+            return ["l", [self.expr(v, d) for v in node.values[:8]]]
+        if isinstance(node, ast.Lambda):
+            return ["lambda", self.scope]
+        if isinstance(node, ast.Subscript):
+            return ["sub", self.expr(node.value, d), self.expr(node.slice, d)]
+        if isinstance(node, ast.Starred):
+            return ["?", "*"]
+        return ["?", type(node).__name__]
+
+    def _name_position(self, node: ast.AST, keyword: str) -> tuple[int, int]:
+        line = node.lineno
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        match = re.compile(rf"{keyword}\s+({re.escape(node.name)})\b").search(text)  # type: ignore
+        return line, (match.start(1) + 1) if match else node.col_offset + 1
+
+
+def _comp_binds(node: ast.AST, extractor: _Extractor, depth: int) -> list:
+    binds = []
+    for generator in node.generators:  # type: ignore[attr-defined]
+        if isinstance(generator.target, ast.Name):
+            binds.append([generator.target.id, extractor.expr(generator.iter, depth)])
+    return binds
+
+
+def _walk_calls(node: ast.AST) -> Iterator[ast.Call]:
+    """Calls in a function's own body (nested defs and classes are their own functions)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.Call):
+            yield child
+        stack.extend(ast.iter_child_nodes(child))
+
+
+def _is_abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@abstractmethod``, or a body that only raises NotImplementedError (after a docstring)."""
+    if any(_last(d) in ("abstractmethod", "abstractproperty") for d in node.decorator_list):
+        return True
+    body = [s for s in node.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
+        return _last(body[0].exc) == "NotImplementedError"
+    return False
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _last(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call):
+        return _last(node.func)
+    return ""
+
+
+def _string(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _glob(node: ast.JoinedStr) -> str:
+    text = "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
+                   for v in node.values)
+    return re.sub(r"\*+", "*", text)
+
+
+# ---- the whole-tree index -------------------------------------------------------------------
+
+# What a name resolves to:
+#   ("module", module)               a module (in the tree or installed)
+#   ("class", module, qualname)      a class definition whose summary we have
+#   ("func", module, qualname)       a function definition whose summary we have
+#   ("value", module, scope, expr)   a variable bound to an expression
+#   ("ext", module, qualname)        something outside what we can read (named as imported)
+#   ("unknown", text)                a parameter, a builtin, anything we cannot follow
+Ref = tuple
+
+
+@dataclass
+class Unresolved:
+    """A value we could not follow to a definition, kept so it is reported, never skipped."""
+
+    text: str
+
+
+class Index:
+    """Every module of the linted tree, with names resolved across files."""
+
+    def __init__(self, summaries: Iterable[tuple[str, dict]], vocab: Vocabulary,
+                 external: bool = True) -> None:
+        self.vocab = vocab
+        self.modules: dict[str, dict] = {}
+        self.paths: dict[str, str] = {}
+        for path, summary in summaries:
+            self.modules[summary["module"]] = summary
+            self.paths[summary["module"]] = path
+        self._external: dict[str, dict | None] = {}
+        self._allow_external = external
+
+    # ---- modules -------------------------------------------------------------------------
+    def module(self, name: str) -> dict | None:
+        summary = self.modules.get(name)
+        if summary is not None or not self._allow_external:
+            return summary
+        if name not in self._external:
+            self._external[name] = self._load_external(name)
+        return self._external[name]
+
+    def in_tree(self, module: str) -> bool:
+        return module in self.modules
+
+    def _load_external(self, name: str) -> dict | None:
+        # Only the modules that define (or re-export) a registry base: enough to know which of
+        # their methods are abstract, never the whole of an installed torch.
+        if not any(base == name or base.startswith(name + ".") for base in self.vocab.base_modules):
+            return None
+        path = _installed_source(name)
+        if path is None:
+            return None
+        return _external_summary(str(path), name, path.name == "__init__.py", self.vocab)
+
+    # ---- names ---------------------------------------------------------------------------
+    def lookup(self, module: str, name: str, depth: int = 0) -> Ref:
+        """``name`` in the namespace of ``module``."""
+        summary = self.module(module)
+        if summary is None:
+            return ("ext", module, name)
+        if depth > 12:
+            return ("unknown", f"{module}.{name}")
+        if name in summary["classes"]:
+            return ("class", module, name)
+        binding = summary["assigns"].get("", {}).get(name)
+        if binding is not None:
+            return self._binding(module, "", binding, depth)
+        target = summary["imports"].get(name)
+        if target is not None:
+            return self._import(target, depth)
+        if self.module(f"{module}.{name}") is not None:
+            return ("module", f"{module}.{name}")
+        for star in summary["stars"]:
+            found = self.lookup(star, name, depth + 1)
+            if found[0] not in ("ext", "unknown"):
+                return found
+        return ("unknown", f"{module}.{name}")
+
+    def _import(self, target: str, depth: int) -> Ref:
+        if ":" not in target:
+            return ("module", target) if self.module(target) is not None else ("ext", target, "")
+        module, name = target.split(":", 1)
+        if self.module(module) is None:
+            if self.module(f"{module}.{name}") is not None:
+                return ("module", f"{module}.{name}")
+            return ("ext", module, name)
+        found = self.lookup(module, name, depth + 1)
+        if found[0] == "unknown" and self.module(f"{module}.{name}") is not None:
+            return ("module", f"{module}.{name}")
+        return found
+
+    def _binding(self, module: str, scope: str, binding: list, depth: int) -> Ref:
+        kind = binding[0]
+        if kind == "class":
+            return ("class", module, binding[1])
+        if kind == "func":
+            return ("func", module, binding[1])
+        if kind == "import":
+            return self._import(binding[1], depth + 1)
+        if kind == "param":
+            return ("unknown", "parameter")
+        return ("value", module, scope, binding)
+
+    def resolve_name(self, module: str, scope: str, dotted: str, klass: str = "",
+                     depth: int = 0) -> Ref:
+        """A dotted name as read in ``scope`` (a function qualname, "" for module level)."""
+        head, *rest = dotted.split(".")
+        ref = self._resolve_head(module, scope, head, klass, depth)
+        for part in rest:
+            ref = self.attribute(ref, part, depth + 1)
+        return ref
+
+    def _resolve_head(self, module: str, scope: str, head: str, klass: str, depth: int) -> Ref:
+        summary = self.module(module)
+        if summary is None:
+            return ("ext", module, head)
+        if head in ("self", "cls") and klass:
+            return ("instance", module, klass)
+        for enclosing in _enclosing_scopes(scope, summary):
+            binding = summary["assigns"].get(enclosing, {}).get(head)
+            if binding is not None:
+                return self._binding(module, enclosing, binding, depth)
+        return self.lookup(module, head, depth)
+
+    def attribute(self, ref: Ref, name: str, depth: int = 0) -> Ref:
+        kind = ref[0]
+        if kind == "module":
+            return self.lookup(ref[1], name, depth + 1)
+        if kind in ("class", "instance"):
+            module, qualname = ref[1], ref[2]
+            summary = self.module(module)
+            klass = summary["classes"].get(qualname) if summary else None
+            if klass is None:
+                return ("unknown", f"{qualname}.{name}")
+            if f"{qualname}.{name}" in summary["classes"]:
+                return ("class", module, f"{qualname}.{name}")
+            if name in klass["methods"]:
+                return ("func", module, f"{qualname}.{name}")
+            attr = klass["attrs"].get(name)
+            if attr is not None:
+                scope, expr = attr
+                return ("value", module, scope, expr, qualname)
+            for base in self.bases(module, qualname):  # inherited
+                if base[0] == "class":
+                    found = self.attribute((kind, base[1], base[2]), name, depth + 1)
+                    if found[0] != "unknown":
+                        return found
+            return ("unknown", f"{qualname}.{name}")
+        if kind == "ext":
+            module, qualname = ref[1], ref[2]
+            return ("ext", module, f"{qualname}.{name}" if qualname else name) if qualname \
+                else self._import(f"{module}:{name}", depth + 1)
+        return ("unknown", name)
+
+    # ---- classes -------------------------------------------------------------------------
+    def class_info(self, module: str, qualname: str) -> dict | None:
+        summary = self.module(module)
+        return summary["classes"].get(qualname) if summary else None
+
+    def bases(self, module: str, qualname: str) -> list[Ref]:
+        klass = self.class_info(module, qualname)
+        if klass is None:
+            return []
+        refs = []
+        for base in klass["bases"]:
+            refs.append(self.expr_ref(module, klass["scope"], base))
+        return refs
+
+    def expr_ref(self, module: str, scope: str, expr: list, klass: str = "") -> Ref:
+        """What a name-like expression refers to (a call refers to its callee's result)."""
+        if expr[0] == "n":
+            ref = self.resolve_name(module, scope, expr[1], klass)
+            return self._settle(ref)
+        if expr[0] == "sub":  # Generic[T], CustomGraphPass[...]: the subscripted class
+            return self.expr_ref(module, scope, expr[1], klass)
+        return ("unknown", _text(expr))
+
+    def _settle(self, ref: Ref, depth: int = 0) -> Ref:
+        """Follow variables that are plain aliases (``PMP = PatternMatcherPass``)."""
+        while ref[0] == "value" and depth < 12:
+            expr = ref[3]
+            if _is_partial(expr):  # functools.partial(PatternMatcherPass, subsystem=...)
+                expr = expr[2][0]
+            if expr[0] != "n":
+                return ref
+            ref = self.resolve_name(ref[1], ref[2], expr[1], ref[4] if len(ref) > 4 else "")
+            depth += 1
+        return ref
+
+    def ancestors(self, module: str, qualname: str) -> tuple[list[Ref], list[str]]:
+        """(resolved ancestors, nearest first; names of bases that could not be resolved)."""
+        found: list[Ref] = []
+        unresolved: list[str] = []
+        seen = {(module, qualname)}
+        stack = [(module, qualname)]
+        while stack:
+            mod, qual = stack.pop(0)
+            klass = self.class_info(mod, qual)
+            if klass is None:
+                continue
+            for base, written in zip(self.bases(mod, qual), klass["bases"]):
+                if base[0] == "class":
+                    if (base[1], base[2]) not in seen:
+                        seen.add((base[1], base[2]))
+                        found.append(base)
+                        stack.append((base[1], base[2]))
+                elif base[0] == "ext":
+                    if base not in found:
+                        found.append(base)
+                    if base[2] and not _is_builtin_base(base):
+                        unresolved.append(f"{base[1]}.{base[2]}" if base[1] else base[2])
+                elif _text(written) not in ("object",) and base[0] != "module":
+                    if not _is_builtin_name(_text(written)):
+                        unresolved.append(_text(written))
+        return found, unresolved
+
+    def base_entry(self, ref: Ref, role: str | None = None) -> str | None:
+        """The registry base a class or name *is* (compared dotted, so ``import torch`` and
+        ``from torch._inductor.custom_graph_pass import CustomGraphPass`` spell the same)."""
+        if ref[0] not in ("class", "ext") or not ref[2]:
+            return None
+        dotted = f"{ref[1]}.{ref[2]}" if ref[1] else ref[2]
+        for name, (base_role, _, _) in self.vocab.bases.items():
+            if (role is None or base_role == role) and name.replace(":", ".") == dotted:
+                return name
+        return None
+
+    def pass_base(self, module: str, qualname: str, role: str = "pass_class") -> str | None:
+        """The registry base (of ``role``) this class derives from, or is, if any."""
+        for ref in [("class", module, qualname), *self.ancestors(module, qualname)[0]]:
+            name = self.base_entry(ref, role)
+            if name is not None:
+                return name
+        return None
+
+    def is_callable(self, module: str, qualname: str) -> bool | None:
+        """Do instances of this class have a ``__call__``? None when a base cannot be read."""
+        if self.ancestors(module, qualname)[1]:
+            return None
+        for ref in [("class", module, qualname), *self.ancestors(module, qualname)[0]]:
+            if ref[0] != "class":
+                if not _is_builtin_base(ref):
+                    return None
+                continue
+            if "__call__" in self.class_info(ref[1], ref[2])["methods"]:
+                return True
+        return False
+
+    def is_concrete(self, module: str, qualname: str) -> bool:
+        """A usable pass: its ``__call__`` (own or inherited) is not abstract, and no abstract
+        method is left unimplemented. Bases we cannot read count as defining nothing."""
+        decided: dict[str, bool] = {}  # method name -> abstract?, first definer in the MRO wins
+        chain = [("class", module, qualname), *self.ancestors(module, qualname)[0]]
+        for ref in chain:
+            if ref[0] != "class":
+                continue
+            klass = self.class_info(ref[1], ref[2])
+            abstract = set(klass["abstract"])
+            for method in klass["methods"]:
+                decided.setdefault(method, method in abstract)
+        if decided.get("__call__", True):
+            return False
+        return not any(decided.values())
+
+    # ---- identities ----------------------------------------------------------------------
+    def identity(self, module: str, qualname: str, torch_name: str | None = None) -> str:
+        """Torch's own name inside torch, ``module:qualname`` everywhere else."""
+        return pass_identity(module, qualname, torch_name)
+
+    def ref_identity(self, ref: Ref) -> str | None:
+        if ref[0] in ("class", "func", "instance"):
+            return self.identity(ref[1], ref[2])
+        if ref[0] == "ext" and ref[2]:
+            return self.identity(*split_external(ref[1], ref[2]))
+        return None
+
+    # ---- values --------------------------------------------------------------------------
+    def values(self, module: str, scope: str, expr: list, klass: str = "",
+               binds: dict | None = None, depth: int = 0) -> list:
+        """The definitions an expression may evaluate to, for what flows into a hook:
+        a list of Refs (instances as ("instance", module, class)), strings ("str", s), and
+        ``Unresolved`` for anything we cannot follow."""
+        if depth > 16:
+            return [Unresolved(_text(expr))]
+        d = depth + 1
+        kind = expr[0]
+        if kind == "none":
+            return []
+        if kind == "s":
+            return [("str", expr[1])]
+        if kind == "g":
+            return [("glob", expr[1])]
+        if kind in ("l", "d"):  # every element of a list / tuple / set; every value of a dict
+            elements = expr[1] if kind == "l" else [value for _, value in expr[1]]
+            return [v for element in elements
+                    for v in self.values(module, scope, element, klass, binds, d)]
+        if kind == "k":
+            inner = dict(binds or {})
+            for name, iterable in expr[2]:
+                inner[name] = iterable
+            return self.values(module, scope, expr[1], klass, inner, d)
+        if kind == "lambda":
+            prefix = f"{expr[1]}.<locals>." if expr[1] else ""
+            return [("func", module, f"{prefix}<lambda>")]
+        if kind == "n":
+            head = expr[1].split(".", 1)[0]
+            if binds and head in binds and "." not in expr[1]:
+                return self._elements(module, scope, binds[head], klass, binds, d)
+            ref = self.resolve_name(module, scope, expr[1], klass)
+            return self._ref_values(ref, expr, d)
+        if kind == "call":
+            callee = expr[1]
+            if _is_partial(expr):
+                return self.values(module, scope, expr[2][0], klass, binds, d)
+            ref = self.expr_ref(module, scope, callee, klass) if callee[0] in ("n", "sub") \
+                else ("unknown", _text(callee))
+            if ref[0] == "class":
+                return [("instance", ref[1], ref[2])]
+            if ref[0] == "ext" and ref[2]:
+                return [("instance", ref[1], ref[2])]  # outside the tree: named as imported
+            return [Unresolved(_text(expr))]
+        if kind == "sub":  # PASSES["name"], PASSES a dict literal
+            key = expr[2]
+            if expr[1][0] == "n":
+                ref = self.resolve_name(module, scope, expr[1][1], klass)
+                if ref[0] == "value" and ref[3][0] == "d" and key[0] == "s":
+                    for k, v in ref[3][1]:
+                        if k == key:
+                            return self.values(ref[1], ref[2], v, _klass(ref), None, d)
+            return [Unresolved(_text(expr))]
+        return [Unresolved(_text(expr))]
+
+    def _ref_values(self, ref: Ref, expr: list, depth: int) -> list:
+        kind = ref[0]
+        if kind in ("class", "func", "instance"):
+            return [ref]
+        if kind == "value":
+            binding = ref[3]
+            if binding[0] == "iter":
+                return self._elements(ref[1], ref[2], binding[1], _klass(ref), None, depth)
+            return self.values(ref[1], ref[2], binding, _klass(ref), None, depth)
+        if kind == "ext" and ref[2]:
+            return [ref]
+        return [Unresolved(_text(expr))]
+
+    def _elements(self, module: str, scope: str, iterable: list, klass: str, binds: dict | None,
+                  depth: int) -> list:
+        """The values a loop variable takes: the elements of a constant list or dict keys."""
+        if iterable[0] == "call" and iterable[1][0] == "n" and not iterable[2] \
+                and iterable[1][1].rsplit(".", 1)[-1] in ("items", "keys", "values"):
+            return [Unresolved(_text(iterable))]
+        values = self.values(module, scope, iterable, klass, binds, depth)
+        return values or [Unresolved(_text(iterable))]
+
+    def strings(self, module: str, scope: str, expr: list, klass: str = "") -> list:
+        """The strings a name argument may be: [("str", s) | ("glob", p) | Unresolved]; an
+        empty list means None (no name)."""
+        out = []
+        for value in self.values(module, scope, expr, klass):
+            if isinstance(value, Unresolved) or value[0] in ("str", "glob"):
+                out.append(value)
+            else:
+                out.append(Unresolved(_text(expr)))
+        return out
+
+
+def split_external(module: str, qualname: str) -> tuple[str, str]:
+    """``("vllm", "compilation.fusion.FusionPass")`` (reached through ``import vllm``) ->
+    ``("vllm.compilation.fusion", "FusionPass")``: lower-case leading parts are modules."""
+    parts = qualname.split(".")
+    while len(parts) > 1 and parts[0][:1].islower() or len(parts) > 1 and parts[0].startswith("_"):
+        module = f"{module}.{parts.pop(0)}" if module else parts.pop(0)
+    return module, ".".join(parts)
+
+
+def _is_partial(expr: list) -> bool:
+    return expr[0] == "call" and expr[1][0] == "n" and bool(expr[2]) \
+        and expr[1][1].rsplit(".", 1)[-1] == "partial"
+
+
+def _klass(ref: Ref) -> str:
+    return ref[4] if len(ref) > 4 else ""
+
+
+def _enclosing_scopes(scope: str, summary: dict) -> list[str]:
+    """``f.<locals>.g`` -> [f.<locals>.g, f, ""]; a method ``C.m`` -> [C.m, ""]."""
+    scopes = []
+    while scope:
+        scopes.append(scope)
+        scope = scope.rsplit(".<locals>.", 1)[0] if ".<locals>." in scope else ""
+    scopes.append("")
+    return scopes
+
+
+_BUILTIN_BASES = {"object", "Exception", "BaseException", "ABC", "Protocol", "Generic", "Enum",
+                  "IntEnum", "NamedTuple", "TypedDict", "type", "dict", "list", "tuple", "str",
+                  "int", "float", "set", "frozenset"}
+
+
+def _is_builtin_name(text: str) -> bool:
+    return text.rsplit(".", 1)[-1] in _BUILTIN_BASES or not text
+
+
+def _is_builtin_base(ref: Ref) -> bool:
+    return ref[1] in ("abc", "typing", "enum", "builtins", "collections", "dataclasses") \
+        or ref[2] in _BUILTIN_BASES
+
+
+def _text(expr: Any) -> str:
+    """A readable rendering of a summary expression (for messages)."""
+    kind = expr[0]
+    if kind == "n":
+        return expr[1]
+    if kind == "s":
+        return repr(expr[1])
+    if kind == "g":
+        return f"f{expr[1]!r}"
+    if kind == "call":
+        return f"{_text(expr[1])}(...)"
+    if kind == "a":
+        return f"{_text(expr[1])}.{expr[2]}"
+    if kind == "sub":
+        return f"{_text(expr[1])}[{_text(expr[2])}]"
+    if kind == "l":
+        return "[...]"
+    if kind == "d":
+        return "{...}"
+    if kind == "lambda":
+        return "lambda"
+    if kind == "none":
+        return "None"
+    if kind == "c":
+        return repr(expr[1])
+    return f"<{expr[1] if len(expr) > 1 else kind}>"
+
+
+text_of = _text
+
+
+def _installed_source(module: str) -> Path | None:
+    """The source file of an installed module, found without importing anything."""
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)  # a top-level name: finding never imports
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(list(spec.submodule_search_locations)[0])
+    relative = Path(*rest.split(".")) if rest else Path()
+    for candidate in (root / relative / "__init__.py", root / relative.with_suffix(".py")
+                      if rest else root / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+_EXTERNAL: dict[tuple, dict | None] = {}  # installed base modules, summarized once per process
+
+
+def _external_summary(path: str, module: str, package: bool, vocab: Vocabulary) -> dict | None:
+    try:
+        key = (path, Path(path).stat().st_mtime_ns, module, package, vocab.key())
+    except OSError:
+        return None
+    if key not in _EXTERNAL:
+        try:
+            _EXTERNAL[key] = summarize(Path(path).read_bytes(), module, package, vocab)
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            _EXTERNAL[key] = None
+    return _EXTERNAL[key]
+
+
+__all__ = ["Index", "Unresolved", "Vocabulary", "module_name", "summarize", "qualified_name",
+           "text_of"]

@@ -1,0 +1,1 @@
+"""A project shaped like vLLM's compilation package, written for the lint's tests."""

@@ -1,0 +1,5 @@
+"""Re-exports the pass base, as vLLM's compilation package does."""
+
+from .inductor_pass import VllmInductorPass
+
+__all__ = ["VllmInductorPass"]
