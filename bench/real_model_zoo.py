@@ -75,9 +75,9 @@ def _tv():
 
 
 def _tv_resnet() -> nn.Module:
+    _tv()
     from torchvision.models.resnet import BasicBlock, ResNet
 
-    _tv()
     return ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10)
 
 

@@ -29,8 +29,12 @@ def register(subparsers) -> None:
                         help="files or directories to lint (default: [tool.lite_guard] paths)")
     parser.add_argument("--torch", action="store_true",
                         help="lint the installed torch's Inductor tree (found without importing it)")
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
-                        help="output format (default: text, one 'path:line:col CODE message' a line)")
+    parser.add_argument("--format", choices=("text", "json", "sarif", "lintrunner"), default="text",
+                        help="output format (default: text, one 'path:line:col CODE message' a line;"
+                             " lintrunner: one JSON lint message a line, exit 0 with findings)")
+    parser.add_argument("--fix", action="store_true",
+                        help="write the missing entries (lite = \"never\", placeholder why) into the"
+                             " project's registry file, then check again")
     parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
                         help="worker processes for parsing (default: one per CPU)")
     parser.add_argument("--no-cache", action="store_true",
@@ -74,7 +78,9 @@ def installed_torch_trees() -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     registry = load_registry(args)
-    problems = registry_findings(registry)
+    from lint_rules.fix import placeholder_whys
+
+    problems = registry_findings(registry) + placeholder_whys(registry)
     paths, exclude = list(args.paths), ()
     if args.torch:
         try:
@@ -101,6 +107,14 @@ def run(args: argparse.Namespace) -> int:
                             cache=None if args.no_cache else Cache())
     findings = report.findings if report else []
     errors = report.errors if report else []
+    if getattr(args, "fix", False) and findings and not errors:
+        from lint_rules.fix import run_fix
+
+        status = run_fix(args, findings)  # says on stderr what it wrote; 2: nowhere safe to write
+        if status:
+            return status
+        args.fix = False
+        return run(args)  # check again, against the registry with the new entries
 
     if args.format == "text":
         for line in problems:
@@ -110,8 +124,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         from lint_rules import formats
 
-        render = formats.to_json if args.format == "json" else formats.to_sarif
-        print(render(findings, problems, errors))
+        from lint_rules.lintrunner import to_lintrunner
+
+        render = {"json": formats.to_json, "sarif": formats.to_sarif,
+                  "lintrunner": to_lintrunner}[args.format]
+        output = render(findings, problems, errors)
+        if output:
+            print(output)
     for error in errors:
         print(f"lite_guard check: {error}", file=sys.stderr)
 
@@ -124,4 +143,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(problems) + len(findings)} finding(s)", file=sys.stderr)
     if errors:
         return 2
+    if args.format == "lintrunner":
+        return 0  # lintrunner reads findings from the messages; non-zero means the linter failed
     return 1 if problems or findings else 0

@@ -1,0 +1,180 @@
+"""``lite_guard check --fix``: write the entries the findings ask for into the project's registry.
+
+Fail closed: every entry written is the finding's own hint (lite_guard.hints, the one TOML
+writer): a pass is ``lite = "never"``, a gate or reorder config nobody classified is forced off
+(``lite_value = false``), and each carries ``WHY_PLACEHOLDER`` for ``why``, which ``check``
+reports until a person replaces it. Style-preserving (tomlkit keeps the file's comments and
+layout), idempotent (an identity already in the file is not written again), and never touches a
+shipped registry: the target is the project's own file, created and added to
+``[tool.lite_guard] registries`` when the project has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from lint_rules.findings import Finding
+from lite_guard.atomic import write_text_atomic
+from lite_guard.hints import WHY_PLACEHOLDER
+from lite_guard.registry import FORCED_CONFIG_KINDS, SHIPPED_DIR
+
+# The registry file ``--fix`` creates beside pyproject.toml when the project lists none.
+DEFAULT_REGISTRY_NAME = "lite_guard_registry.toml"
+_HEADER = ("Registry entries of this project (lite_guard). Entries added by `lite_guard check --fix`"
+           " are fail-closed\n(lite = \"never\"); replace each placeholder `why` after deciding.")
+
+
+class FixError(Exception):
+    """--fix cannot write anywhere safe (exit 2); the message is one line for a person."""
+
+
+@dataclass
+class FixResult:
+    target: Path
+    added: list[str] = field(default_factory=list)  # "pass NAME" / "config MODULE:KEY"
+    created: bool = False
+    pyproject_updated: bool = False
+
+
+def _is_shipped(path: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(SHIPPED_DIR.resolve())
+    except OSError:
+        return False
+
+
+def choose_target(project_registries: list[Path], extra_registries: list[Path],
+                  pyproject: Path | None) -> tuple[Path, bool]:
+    """The file to write and whether it must be added to [tool.lite_guard] registries."""
+    for path in [*project_registries, *extra_registries]:
+        if not _is_shipped(path):
+            return path, False
+    if project_registries or extra_registries:
+        raise FixError("the only registries in use are shipped with lite_guard, which --fix never"
+                       " edits; add a project registry to [tool.lite_guard] registries")
+    if pyproject is None:
+        raise FixError("the only registries in use are shipped with lite_guard, which --fix never"
+                       " edits; create pyproject.toml with a [tool.lite_guard] table (or pass"
+                       " --registry PATH of your own file), then rerun --fix")
+    return pyproject.parent / DEFAULT_REGISTRY_NAME, True
+
+
+def _identity(header: str, table: Any) -> str:
+    if header == "pass":
+        return f"pass {table['name']}"
+    return f"config {table.get('module', 'inductor')}:{table['key']}"
+
+
+def entries_of(findings: list[Finding]) -> list[tuple[str, Any]]:
+    """(``pass`` | ``config``, tomlkit table) for each finding's hint, first occurrence only."""
+    seen: set[str] = set()
+    entries = []
+    for finding in findings:
+        if not finding.hint:
+            continue
+        document = tomlkit.parse(finding.hint)
+        for header in ("pass", "config"):
+            for table in document.get(header, []):
+                # The placeholder check reports until a person decides, whatever the hint said.
+                table["why"] = WHY_PLACEHOLDER
+                if header == "config" and table.get("kind") in FORCED_CONFIG_KINDS \
+                        and "lite_value" not in table:
+                    # A gate or reorder nobody classified yet: forced off, the safe side.
+                    table.add("lite_value", False)
+                    table.add("why", table.pop("why"))  # keep why last, as hints write it
+                identity = _identity(header, table)
+                if identity not in seen:
+                    seen.add(identity)
+                    entries.append((header, table))
+    return entries
+
+
+def _existing(document: Any) -> set[str]:
+    found = set()
+    for header in ("pass", "config"):
+        for table in document.get(header, []):
+            if header == "pass" and "name" in table or header == "config" and "key" in table:
+                found.add(_identity(header, table))
+    return found
+
+
+def _add_to_pyproject(pyproject: Path, target: Path) -> None:
+    """Append the new file to [tool.lite_guard] registries, keeping the file's own style."""
+    document = tomlkit.parse(pyproject.read_text(encoding="utf-8"))
+    tool = document.setdefault("tool", tomlkit.table(is_super_table=True))
+    section = tool.setdefault("lite_guard", tomlkit.table())
+    registries = section.setdefault("registries", tomlkit.array())
+    relative = target.relative_to(pyproject.parent).as_posix()
+    if relative not in [str(item) for item in registries]:
+        registries.append(relative)
+    write_text_atomic(pyproject, tomlkit.dumps(document))
+
+
+def apply_fix(findings: list[Finding], project_registries: list[Path],
+              extra_registries: list[Path], pyproject: Path | None) -> FixResult:
+    """Write the missing entries; returns what was written where (nothing when all are there)."""
+    target, add_to_project = choose_target(project_registries, extra_registries, pyproject)
+    result = FixResult(target)
+    entries = entries_of(findings)
+    if target.exists():
+        document = tomlkit.parse(target.read_text(encoding="utf-8"))
+    else:
+        document = tomlkit.document()
+        for line in _HEADER.splitlines():
+            document.add(tomlkit.comment(line))
+        result.created = True
+    present = _existing(document)
+    new = [(header, table) for header, table in entries if _identity(header, table) not in present]
+    if not new:
+        result.created = False
+        return result  # idempotent: nothing to add, nothing written
+    for header, table in new:
+        if header not in document:
+            document.add(tomlkit.nl())
+            document.add(header, tomlkit.aot())
+        document[header].append(table)
+        result.added.append(_identity(header, table))
+    write_text_atomic(target, tomlkit.dumps(document))
+    if add_to_project and pyproject is not None:
+        _add_to_pyproject(pyproject, target)
+        result.pyproject_updated = True
+    return result
+
+
+def placeholder_whys(registry: Any) -> list[str]:
+    """Registry problems for entries whose ``why`` is still the placeholder --fix wrote."""
+    problems = [f"{e.origin}:{e.line}: pass '{e.name}' still has the placeholder why written by"
+                " --fix; decide its lite flag and replace the why with the reason"
+                for e in registry.passes if e.why.strip() == WHY_PLACEHOLDER]
+    problems += [f"{e.origin}:{e.line}: config '{e.key}' still has the placeholder why written by"
+                 " --fix; decide its lite_value and replace the why with the reason"
+                 for e in registry.configs if e.why.strip() == WHY_PLACEHOLDER]
+    return problems
+
+
+def run_fix(args: Any, findings: list[Finding]) -> int:
+    """The ``--fix`` step of ``lite_guard check``: 0 written (or nothing to write), 2 nowhere safe."""
+    import sys
+
+    from lite_guard.project_config import load_project_config
+
+    project = None if getattr(args, "no_project", False) else load_project_config()
+    try:
+        result = apply_fix(findings, list(project.registries) if project else [],
+                           [Path(p) for p in getattr(args, "registry", [])],
+                           project.pyproject if project else None)
+    except FixError as exc:
+        print(f"lite_guard check --fix: {exc}", file=sys.stderr)
+        return 2
+    if result.added:
+        print(f"lite_guard check --fix: {'created' if result.created else 'added to'} {result.target}:"
+              f" {len(result.added)} fail-closed entr{'y' if len(result.added) == 1 else 'ies'}"
+              f" ({', '.join(result.added)})", file=sys.stderr)
+    if result.pyproject_updated:
+        print(f"lite_guard check --fix: listed {result.target.name} in [tool.lite_guard] registries",
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,77 @@
+"""lintrunner adapter: ``lite_guard check --format lintrunner`` and ``python -m lint_rules.lintrunner``.
+
+lintrunner (what PyTorch lints itself with) runs each linter named in ``.lintrunner.toml`` and
+reads one JSON lint message per line from its stdout. ``to_lintrunner`` writes our findings in
+that shape; the ``__main__`` below is the command a ``.lintrunner.toml`` entry runs::
+
+    [[linter]]
+    code = "LITE_GUARD"
+    include_patterns = ["**/*.py"]
+    command = ["python3", "-m", "lint_rules.lintrunner", "@{{PATHSFILE}}"]
+
+As lintrunner expects of a linter, findings are data and the exit status is 0; only a failure of
+the linter itself (a bad registry, a path that does not exist: exit 2) is non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from lint_rules.findings import Finding
+
+LINTER_CODE = "LITE_GUARD"
+_PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
+
+
+def _message(path: str | None, line: int | None, char: int | None, name: str, description: str,
+             bypass: bool = False) -> str:
+    return json.dumps({
+        "path": path, "line": line, "char": char, "code": LINTER_CODE, "severity": "error",
+        "name": name, "original": None, "replacement": None, "description": description,
+        "bypassChangedLineFiltering": bypass,
+    })
+
+
+def finding_message(finding: Finding) -> str:
+    description = finding.message + (f"\n\n{finding.hint}" if finding.hint else "")
+    return _message(finding.path, finding.line, finding.col, finding.code, description)
+
+
+def problem_message(problem: str) -> str:
+    """A registry problem ('path:line: message'): reported on the registry file, on any line."""
+    match = _PROBLEM.match(problem)
+    if match is None:
+        return _message(None, None, None, "LG-REGISTRY", problem, bypass=True)
+    return _message(match["path"], int(match["line"]) or None, None, "LG-REGISTRY",
+                    match["message"], bypass=True)
+
+
+def to_lintrunner(findings: list[Finding], registry_problems: list[str], errors: list[str]) -> str:
+    """One JSON lint message a line: findings, registry problems, then errors of the run."""
+    lines = [problem_message(p) for p in registry_problems]
+    lines += [finding_message(f) for f in findings]
+    lines += [_message(None, None, None, "LG-ERROR", error, bypass=True) for error in errors]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lint_rules.lintrunner [@PATHSFILE | PATH ...] [check options]``."""
+    from lite_guard.cli import main as cli_main
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    paths: list[str] = []
+    for arg in args:
+        if arg.startswith("@"):
+            with open(arg[1:], encoding="utf-8") as handle:
+                paths += [line.strip() for line in handle if line.strip()]
+        else:
+            paths.append(arg)
+    if not any(not p.startswith("-") for p in paths):
+        return 0  # lintrunner found no file for this linter: nothing to lint
+    return cli_main(["check", "--format", "lintrunner", *paths])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
