@@ -157,7 +157,15 @@ def index_findings(registry: Registry, summaries: list[tuple[str, dict]]
     names: set[str] = set()
     suppressions = {path: summary.get("suppress", {}) for path, summary in summaries}
     for rule in plan.index_rules:
-        found, recognised = rule.check(index, registry)
+        try:
+            found, recognised = rule.check(index, registry)
+        except (RecursionError, Exception) as exc:  # a bug of ours: reported, never a traceback
+            first = (str(exc).splitlines() or [""])[0][:200]
+            where = summaries[0][0] if summaries else "<tree>"
+            findings.append(Finding(where, 1, 1, UNCHECKABLE, f"rule {rule.CODE} failed on this tree"
+                                    f" ({type(exc).__name__}: {first}); it was not checked by"
+                                    " that rule, please report it"))
+            continue
         names |= recognised
         for finding in found:
             line = suppressions.get(finding.path, {}).get(str(finding.line), "")

@@ -679,6 +679,8 @@ class Index:
 
     def attribute(self, ref: Ref, name: str, depth: int = 0) -> Ref:
         kind = ref[0]
+        if depth > 24:
+            return ("unknown", name)
         if kind == "module":
             return self.lookup(ref[1], name, depth + 1)
         if kind in ("class", "instance"):

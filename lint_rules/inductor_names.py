@@ -1,31 +1,13 @@
-"""The Inductor names the rules look for, and the cheap byte-level prefilter built from them.
-
-Plain data and ``re`` only: the warm path imports this, so it must never import libcst or torch.
+"""LEFTOVER, to be deleted: LG002's name-based config classification (issue 11.3 replaces it with
+the registry's complete config inventory, LINT-B). The pass vocabulary that used to live here
+(observer and pattern-pass names, pass base classes, custom-hook keys, the byte prefilter) now
+comes from the registry's [[base]] rows and custom_hook entries; see lint_rules/index.py.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 
-OBSERVER = "GraphTransformObserver"
-PATTERN_PASS = "PatternMatcherPass"
-# Subclassing one of these makes a class a graph (or scheduler) pass Inductor can be handed.
-PASS_BASES = frozenset({
-    "CustomGraphPass", "CustomGraphModulePass", "CustomInferenceAwareGraphPass",
-    "CustomSchedulerPass", "CustomPartitionerFn",
-})
-# Inductor config keys that take a user function and run it as a pass.
-CUSTOM_PASS_HOOKS = frozenset({
-    "pre_grad_custom_pass",
-    "joint_custom_pre_pass", "joint_custom_post_pass",
-    "post_grad_custom_pre_pass", "post_grad_custom_post_pass",
-    "_pre_fusion_custom_pass", "_post_fusion_custom_pass",
-})
-SCHEDULER_NODE = "BaseSchedulerNode"
-# A scheduler-level reorder: a function that returns scheduler nodes and is named like one.
-SCHEDULER_REORDER_NAME = re.compile(r"^(reorder|sink|raise|maybe_reorder)_")
-NOT_SCHEDULER_PASSES = frozenset({"reorder_loops_by_dep_pair"})  # per-node loop order helper
 # Config keys that install a user function as a pass: registered as passes, not configs.
 CUSTOM_HOOK_KEY = re.compile(r"(custom.*pass|custom_partitioner_fn)$")
 # Private keys that still gate passes.
@@ -134,22 +116,6 @@ CONFIG_NOT_GATING = {
     "test_configs.graphsafe_rng_func_ignores_fallback_random",
 }
 
-LITE_MODE_OPTIONS = "lite_mode_options"
-
-# Any of these bytes in a file means a rule may fire there; files with none are never parsed.
-# Each rule's trigger must be a necessary condition of what it matches (LG003 relies on it).
-_TRIGGERS = re.compile(
-    rb"GraphTransformObserver|PatternMatcherPass|Custom(?:Graph|GraphModule|InferenceAwareGraph"
-    rb"|Scheduler)Pass|custom_pass|custom_pre_pass|custom_post_pass|register_fusion"
-    rb"|lite_mode_options"
-)
-_SCHEDULER_REORDER_DEF = re.compile(rb"def\s+(?:reorder|sink|raise|maybe_reorder)_\w*\s*\(")
-# String literals that could name a pass: LG003 counts an entry as present if its name is one.
-_NAME_STRING = re.compile(rb"""(?<![\w"'])([fF]?)["']([\w\[][^"'\n\\]{0,150})["']""")
-_FIELD = re.compile(r"\{[^{}]*\}")
-_CONCAT = re.compile(rb"""["']([\w\[][^"'\n\\]{0,150})["']\s*\+""")
-_SYMBOL = re.compile(rb"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+(\w+)", re.MULTILINE)
-
 
 def is_gating_key(key: str, module: str) -> bool:
     """Does this config key turn a pass on or off, or reorder (so it must be registered)?"""
@@ -160,37 +126,3 @@ def is_gating_key(key: str, module: str) -> bool:
     if key in CONFIG_NOT_GATING or f"{module}:{key}" in CONFIG_NOT_GATING:
         return False
     return CONFIG_GATING.search(key) is not None
-
-
-def config_module_of(path: str | PurePath) -> str:
-    """Which registry config module a config file defines (``""`` when neither of Inductor's)."""
-    parts = PurePath(path).parts[-2:]
-    if parts == ("_inductor", "config.py"):
-        return "inductor"
-    if parts == ("_functorch", "config.py"):
-        return "functorch"
-    return ""
-
-
-def needs_parse(path: str | PurePath, data: bytes) -> bool:
-    """False when no rule can fire in this file, so libcst need not parse it."""
-    if _TRIGGERS.search(data) or config_module_of(path):
-        return True
-    return SCHEDULER_NODE.encode() in data and _SCHEDULER_REORDER_DEF.search(data) is not None
-
-
-def symbols(data: bytes) -> list[str]:
-    """Every def/class name in the file: a cheap index that needs no parse."""
-    return sorted({m.decode("ascii", "replace") for m in _SYMBOL.findall(data)})
-
-
-def name_strings(data: bytes, wanted: frozenset[str]) -> list[str]:
-    """Registry names that appear in the file as a whole string literal. An f-string counts with
-    its fields as ``*`` (``f"custom_backend_passes_{device}"`` is ``custom_backend_passes_*``),
-    the way the registry writes names it cannot resolve statically; so does ``"prefix_" + x``."""
-    found = set()
-    for prefix, body in _NAME_STRING.findall(data):
-        text = body.decode("utf-8", "replace")
-        found.add(re.sub(r"\*+", "*", _FIELD.sub("*", text)) if prefix else text)
-    found.update(m.decode("utf-8", "replace") + "*" for m in _CONCAT.findall(data))  # "a_" + b
-    return sorted(found & wanted)
