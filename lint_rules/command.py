@@ -36,7 +36,11 @@ def register(subparsers) -> None:
                         help="write the missing entries (lite = \"never\", placeholder why) into the"
                              " project's registry file, then check again")
     parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
-                        help="worker processes for parsing (default: one per CPU)")
+                        help="worker processes (default and maximum: the usable CPUs)")
+    parser.add_argument("--max-file-size", type=_positive_int, default=None, metavar="BYTES",
+                        help="larger files are LG900, not read (default 2 MiB)")
+    parser.add_argument("--file-timeout", type=_positive_float, default=None, metavar="SECONDS",
+                        help="time budget of one file; a file over it is LG900 (default 30)")
     parser.add_argument("--no-cache", action="store_true",
                         help="neither read nor write the lint cache (LITE_GUARD_CACHE_DIR)")
     add_registry_args(parser)
@@ -51,6 +55,29 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
     return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+    return value
+
+
+def _limits(args: argparse.Namespace):
+    from dataclasses import replace
+
+    from lint_rules.isolation import DEFAULT_LIMITS
+
+    limits = DEFAULT_LIMITS
+    if args.max_file_size:
+        limits = replace(limits, max_bytes=args.max_file_size)
+    if args.file_timeout:
+        limits = replace(limits, seconds=args.file_timeout)
+    return limits
 
 
 def registry_findings(registry: Registry) -> list[str]:
@@ -77,6 +104,8 @@ def installed_torch_trees() -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    for stream in (sys.stdout, sys.stderr):  # a path may hold any byte: never crash printing it
+        stream.reconfigure(errors="backslashreplace")
     registry = load_registry(args)
     from lint_rules.fix import placeholder_whys
 
@@ -103,8 +132,12 @@ def run(args: argparse.Namespace) -> int:
         from lint_rules.cache import Cache
         from lint_rules.engine import lint_paths
 
-        report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude,
-                            cache=None if args.no_cache else Cache())
+        cache = None if args.no_cache else Cache()  # an unsafe cache dir: one warning, no cache
+        report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude, cache=cache,
+                            limits=_limits(args))
+        if cache and cache.rejected:
+            print(f"lite_guard check: {cache.rejected} cache entr{'y' if cache.rejected == 1 else 'ies'}"
+                  f" failed verification and were linted again", file=sys.stderr)
     findings = report.findings if report else []
     errors = report.errors if report else []
     if getattr(args, "fix", False) and findings and not errors:
@@ -116,14 +149,14 @@ def run(args: argparse.Namespace) -> int:
         args.fix = False
         return run(args)  # check again, against the registry with the new entries
 
+    from lint_rules import formats
+
     if args.format == "text":
         for line in problems:
-            print(line)
+            print(formats.escape_text(line))
         for finding in findings:
-            print(finding.text())
+            print(formats.to_text(finding))  # one line each, whatever a name holds
     else:
-        from lint_rules import formats
-
         from lint_rules.lintrunner import to_lintrunner
 
         render = {"json": formats.to_json, "sarif": formats.to_sarif,
@@ -132,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         if output:
             print(output)
     for error in errors:
-        print(f"lite_guard check: {error}", file=sys.stderr)
+        print(f"lite_guard check: {formats.escape_text(error)}", file=sys.stderr)
 
     files = ", ".join(str(p) for p in registry.files) or "none"
     print(f"registries: {len(registry.passes)} passes, {len(registry.configs)} configs"

@@ -49,12 +49,37 @@ def parse_force(items: list[str]) -> dict:
     return forced
 
 
+def check_forced(forced: dict) -> None:
+    """Every ``--force`` key must be an Inductor config of the installed torch, with a value of
+    its type: a typo is a usage error, not "N failed" and reproducers of a bug that is not there."""
+    import difflib
+
+    import torch
+    import torch._inductor.config as inductor_config
+
+    known = inductor_config.get_config_copy()
+    for key, value in forced.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"--force {key!r}: torch {torch.__version__} has no Inductor config"
+                             f" of that name{hint}")
+        default = known[key]
+        if isinstance(default, bool) != isinstance(value, bool) or (
+                isinstance(default, (int, float)) and not isinstance(value, (int, float))) or (
+                isinstance(default, str) and not isinstance(value, str)):
+            raise ValueError(f"--force {key}={value!r}: expected a {type(default).__name__}"
+                             f" like its default {default!r}")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.count < 1 or args.max_steps < 1 or (args.time is not None and args.time <= 0):
         print("lite_guard fuzz: --count, --time and --max-steps must be positive", file=sys.stderr)
         return 2
     try:
         forced = parse_force(args.force)
+        if forced:
+            check_forced(forced)
     except ValueError as exc:
         print(f"lite_guard fuzz: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lite_guard import SUPPORTED_TORCH_TEXT
 from lite_guard.commands._common import add_registry_args
 
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from lite_guard.registry import RegistryError
 
     if not Path(args.script).is_file():
-        print(f"lite_guard trace: no such script: {args.script}", file=sys.stderr)
+        print(f"lite_guard trace: no such script: {args.script!r}", file=sys.stderr)
         return 2
     if args.registry:
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
@@ -44,55 +45,113 @@ def run(args: argparse.Namespace) -> int:
             + [str(Path(p).resolve()) for p in args.registry])
     try:
         import lite_compiler
+        from lite_compiler.config import derive_configs, registry
     except ImportError as exc:
-        print(f"lite_guard trace: cannot import lite_compiler ({exc}); install torch 2.11-2.14",
+        print(f"lite_guard trace: cannot import lite_compiler ({exc}); install torch {SUPPORTED_TORCH_TEXT}",
               file=sys.stderr)
         return 2
     try:
-        lite, violation, failure = _run_script(args, "lite")
-        default, _, default_failure = _run_script(args, "default") if args.html and not failure \
-            else ([], None, None)
-    except RegistryError as exc:
-        print(f"lite_guard trace: {exc}", file=sys.stderr)
+        # Before the script runs: a registry torch cannot honour is a config error (exit 2),
+        # not a traceback from inside the script's first compile.
+        derive_configs(registry())
+    except (RegistryError, lite_compiler.LiteConfigError) as exc:
+        print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except lite_compiler.LiteConfigError as exc:
-        print(f"lite_guard trace: {exc}", file=sys.stderr)
+    report = _Report(args)
+    try:
+        lite, violation, failure = _run_script(args, "lite", report)
+        default, _, default_failure = _run_script(args, "default", report) \
+            if args.html and not failure else ([], None, None)
+    except (RegistryError, lite_compiler.LiteConfigError) as exc:
+        report.restore_stdout()
+        print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps({"script": args.script, "lite": [ledger.to_dict() for ledger in lite],
-                          "default": [ledger.to_dict() for ledger in default],
-                          "violation": str(violation) if violation else None}, indent=2))
-    else:
-        _print_tables(lite, violation)
-    if failure or default_failure:
-        # The ledgers above are what ran before the script stopped.
-        print(f"lite_guard trace: {failure or default_failure}", file=sys.stderr)
-        return 2
-    if args.html:
-        from lite_guard.atomic import write_text_atomic
+    return report.finish(lite, default, violation, failure or default_failure)
 
-        try:
-            write_text_atomic(args.html, render_html(args.script, default, lite, violation))
-        except OSError as exc:
-            print(f"lite_guard trace: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+class _Report:
+    """Prints the ledgers once, at the end of the script or at its ``os._exit``."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.stdout_fd: int | None = None  # the real stdout while the script's goes to stderr
+
+    def script_output_to_stderr(self) -> None:
+        """``--json``: stdout carries only JSON, so the script's prints (Python's and C's) go
+        to stderr while it runs."""
+        if self.args.json and self.stdout_fd is None:
+            sys.stdout.flush()
+            self.stdout_fd = os.dup(1)
+            os.dup2(2, 1)
+
+    def restore_stdout(self) -> None:
+        if self.stdout_fd is not None:
+            sys.stdout.flush()
+            os.dup2(self.stdout_fd, 1)
+            os.close(self.stdout_fd)
+            self.stdout_fd = None
+
+    def finish(self, lite: list[Any], default: list[Any], violation: BaseException | None,
+               failure: str | None) -> int:
+        self.restore_stdout()
+        args = self.args
+        if args.json:
+            print(json.dumps({"script": args.script, "lite": [ledger.to_dict() for ledger in lite],
+                              "default": [ledger.to_dict() for ledger in default],
+                              "violation": str(violation) if violation else None,
+                              "failure": failure}, indent=2))
+        else:
+            _print_tables(lite, violation)
+        if failure:
+            # The ledgers above are what ran before the script stopped.
+            print(f"lite_guard trace: {failure}", file=sys.stderr)
             return 2
-        if not args.json:
-            print(f"wrote {args.html}")
-    return 1 if violation else 0
+        if args.html:
+            from lite_guard.atomic import write_text_atomic
+
+            try:
+                write_text_atomic(args.html, render_html(args.script, default, lite, violation))
+            except OSError as exc:
+                print(f"lite_guard trace: cannot write {args.html}: {exc.strerror or exc}",
+                      file=sys.stderr)
+                return 2
+            if not args.json:
+                print(f"wrote {args.html}")
+        return 1 if violation else 0
 
 
-def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseException | None, str | None]:
+def _config_error(exc: BaseException | None) -> BaseException | None:
+    """The registry or config error behind ``exc`` (dynamo wraps what a backend raises)."""
+    from lite_compiler.errors import LiteConfigError
+    from lite_guard.registry import RegistryError
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (LiteConfigError, RegistryError)):
+            return exc
+        exc = getattr(exc, "inner_exception", None) or exc.__cause__ or exc.__context__
+    return None
+
+
+def _run_script(args: argparse.Namespace, mode: str,
+                report: _Report) -> tuple[list[Any], BaseException | None, str | None]:
     """Run the script once; every torch.compile in it uses lite mode or (observed) default mode.
 
     Returns the ledgers, the LitePassViolation that stopped it (if any), and a one-line failure
-    when the script itself broke (raised something else, or exited non-zero)."""
+    when the script itself broke (raised something else, or exited non-zero). A script that
+    calls ``os._exit`` still gets its ledgers printed: the hook reports, then exits."""
     import torch
 
     import lite_compiler
     from lite_compiler.backend import lite_backend
 
     torch._dynamo.reset()
-    before = len(lite_compiler.all_ledgers())
+    before = {id(ledger) for ledger in lite_compiler.all_ledgers()}
     original_compile = torch.compile
 
     def compile_in_lite(model: Any = None, *a: Any, **kwargs: Any) -> Any:
@@ -110,10 +169,30 @@ def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseExc
             kwargs = {**kwargs, "backend": "inductor"}
         return upstream_compile(model, *a, **kwargs)
 
+    def new_ledgers() -> list[Any]:
+        return [ledger for ledger in lite_compiler.all_ledgers() if id(ledger) not in before]
+
+    tracing_pid, real_exit = os.getpid(), os._exit
+
+    def exit_now(code: int = 0) -> None:
+        # os._exit skips every cleanup: report first, then exit as the script asked (a forked
+        # child of the script exits untouched).
+        if os.getpid() == tracing_pid:
+            failure = None if code == 0 and not args.html else \
+                f"{args.script} called os._exit({code}) in {mode} mode"
+            sys.stdout.flush()
+            sys.stderr.flush()
+            code = report.finish(new_ledgers(), [], None, failure)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        real_exit(code)
+
     violation: BaseException | None = None
     failure: str | None = None
     saved_argv = sys.argv
     sys.argv = [args.script, *args.script_args]
+    report.script_output_to_stderr()
+    os._exit = exit_now
     try:
         if mode == "lite":
             torch.compile = compile_in_lite
@@ -128,31 +207,41 @@ def _run_script(args: argparse.Namespace, mode: str) -> tuple[list[Any], BaseExc
         if exc.code not in (0, None):
             failure = f"{args.script} exited with {exc.code!r} in {mode} mode"
     except Exception as exc:  # the user's script broke: say so in one line, keep the ledgers
+        config_error = _config_error(exc)
+        if config_error is not None:
+            raise config_error from None
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:
+        os._exit = real_exit
+        sys.stdout.flush()
         sys.argv = saved_argv
         torch.compile = original_compile
-    return lite_compiler.all_ledgers()[before:], violation, failure
+    return new_ledgers(), violation, failure
 
 
 def _print_tables(ledgers: list[Any], violation: BaseException | None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    # Pass names, graphs and reasons come from user code: Text, never markup ("[red]" stays).
     console = Console()
     for ledger in ledgers:
-        table = Table(title=f"lite compile {ledger.graph_name}: {len(ledger)} passes")
+        table = Table(title=Text(f"lite compile {ledger.graph_name}: {len(ledger)} passes"))
         for column in ("pass", "stage", "graph", "lite", "verdict", "ms"):
             table.add_column(column, justify="right" if column == "ms" else "left", overflow="fold")
         for e in ledger:
-            verdict = "[green]allowed[/]" if e.allowed else f"[bold red]refused[/] {e.reason}"
-            table.add_row(e.name, e.stage, e.graph, e.lite, verdict, f"{e.seconds * 1e3:.2f}")
+            verdict = Text("allowed", style="green") if e.allowed else \
+                Text.assemble(("refused", "bold red"), f" {e.reason}")
+            table.add_row(Text(str(e.name)), Text(str(e.stage)), Text(str(e.graph)), Text(str(e.lite)),
+                          verdict, f"{e.seconds * 1e3:.2f}")
         console.print(table)
     if not ledgers:
         console.print("no torch.compile ran in the script")
     if violation is not None:
-        console.print(f"[bold red]LitePassViolation[/]: {violation}", markup=False, highlight=False)
+        console.print(Text.assemble(("LitePassViolation", "bold red"), f": {violation}"),
+                      highlight=False)
 
 
 def _rows(ledgers: list[Any]) -> str:

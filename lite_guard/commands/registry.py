@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from lite_guard.commands._common import add_registry_args, load_registry
@@ -41,17 +42,24 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"{len(entries)} passes", title_justify="left")
     for column in ("name", "stage", "lite", "kind", "gated by", "why"):
         table.add_column(column, overflow="fold")
     for e in entries:
-        table.add_row(e.name, e.stage, _flag(e.lite), e.kind, ", ".join(e.gated_by), e.why)
+        # Registry text is data: Text cells are never read as rich markup ("[red]" stays "[red]").
+        table.add_row(Text(e.name), Text(e.stage), _flag(e.lite), Text(e.kind),
+                      Text(", ".join(e.gated_by)), Text(e.why))
     Console(soft_wrap=False).print(table)
     return 0
 
 
 def run_show(args: argparse.Namespace) -> int:
+    if not args.name.strip():
+        print("lite_guard registry show: give the name of a pass or config"
+              " (list them with 'lite_guard registry list')", file=sys.stderr)
+        return 2
     registry = load_registry(args)
     entry = registry.get_pass(args.name)
     if entry is None:
@@ -59,9 +67,9 @@ def run_show(args: argparse.Namespace) -> int:
     if entry is None:
         hints = registry.suggest(args.name)
         hint = f" did you mean: {', '.join(hints)}?" if hints else ""
-        print(f"lite_guard: no pass or config named '{args.name}' in the registry;{hint}"
-              f" (list them with 'lite_guard registry list')")
-        return 1
+        print(f"lite_guard registry show: no pass or config named {args.name!r} in the registry;{hint}"
+              f" (list them with 'lite_guard registry list')", file=sys.stderr)
+        return 2
     for key, value in _public(asdict(entry)).items():
         if isinstance(value, (list, tuple)):
             value = ", ".join(value)
@@ -81,5 +89,7 @@ def _public(fields: dict) -> dict:
     return {k: v for k, v in fields.items() if v not in ("", (), [])}
 
 
-def _flag(lite: str) -> str:
-    return {"never": "[red]never[/]", "always": "[green]always[/]", "region": "[cyan]region[/]"}[lite]
+def _flag(lite: str):
+    from rich.text import Text
+
+    return Text(lite, style={"never": "red", "always": "green", "region": "cyan"}.get(lite, ""))

@@ -1,0 +1,493 @@
+"""Hostile input and tampering (issue 15): one case per way a pull request, a planted file or a
+shared machine could defeat a lint run. Every case runs the real CLI in a subprocess bounded by
+a timeout and asserts: bounded time, no traceback or signal, the documented exit code, and every
+genuine finding of the run still reported (each hostile tree holds a real unregistered pass in
+a sibling file, ``real_pass.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from lint_rules.findings import FileResult, Finding
+from lint_rules.isolation import Limits, run_isolated, usable_cores
+
+BIN = Path(sys.executable).parent
+DATA = Path(__file__).parent / "data"
+VOCABULARY = DATA / "hostile_vocabulary.toml"  # the [[base]] rows LG001 recognises passes by
+BOUND = 60  # seconds: no case may take longer
+
+REAL_PASS = '''from torch._inductor.custom_graph_pass import CustomGraphPass
+
+
+class MyPass(CustomGraphPass):
+    def __call__(self, graph):
+        return graph
+
+    def uuid(self):
+        return "my-pass"
+'''
+REAL_FINDING = re.compile(r"^real_pass\.py:4:\d+ LG001 graph pass 'real_pass:MyPass' ", re.M)
+TRIGGER = "\nfrom torch._inductor.pattern_matcher import PatternMatcherPass\nx = PatternMatcherPass\n"
+
+
+def hostile_tree(tmp_path: Path, files: dict[str, str | bytes] | None = None) -> Path:
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "real_pass.py").write_text(REAL_PASS)
+    for name, content in (files or {}).items():
+        (root / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    return root
+
+
+def lite_guard(*args: str, cwd: Path, env: dict | None = None, timeout: float = BOUND,
+               stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess: bounded time, no traceback, no signal; output as text."""
+    started = time.monotonic()
+    result = subprocess.run([str(BIN / "lite_guard"), *args], cwd=cwd, capture_output=True,
+                            timeout=timeout, stdin=stdin,
+                            env={**os.environ, "LITE_GUARD_CACHE_DIR": str(cwd.parent / "cache"),
+                                 **(env or {})})
+    result.seconds = time.monotonic() - started
+    result.stdout = result.stdout.decode("utf-8")  # strict: output must be valid UTF-8
+    result.stderr = result.stderr.decode("utf-8")
+    assert result.returncode >= 0, f"killed by signal {-result.returncode}: {result.stderr}"
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.seconds < BOUND
+    return result
+
+
+def check(root: Path, *extra: str, **kwargs) -> subprocess.CompletedProcess:
+    return lite_guard("check", "--no-project", "--registry", str(VOCABULARY), *extra, ".", cwd=root,
+                      **kwargs)
+
+
+def assert_real_finding(result: subprocess.CompletedProcess) -> None:
+    assert REAL_FINDING.search(result.stdout), result.stdout + result.stderr
+
+
+def lg900(result: subprocess.CompletedProcess, path: str) -> list[str]:
+    return [line for line in result.stdout.splitlines() if line.startswith(f"{path}:")
+            and " LG900 " in line]
+
+
+# ---- cache trust -----------------------------------------------------------------------------
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / "lint-v2").glob("*.json"))
+
+
+def _entry_of(cache: Path, marker: str) -> Path:
+    (entry,) = [p for p in _entries(cache) if marker in p.read_text()]
+    return entry
+
+
+def _clean_result(cache: Path) -> dict:
+    """What the cache holds for a file with no pass: planted over real_pass.py's entry, it
+    would hide the finding from a cache that trusted it."""
+    return json.loads(_entry_of(cache, "nothing_here").read_text())["result"]
+
+
+def _tree_with_clean_file(tmp_path: Path) -> Path:
+    root = hostile_tree(tmp_path, {"clean.py": "nothing_here = 1\n"})
+    first = check(root)
+    assert first.returncode == 1
+    assert_real_finding(first)
+    return root
+
+
+def test_cache_dir_and_key_are_private(tmp_path):
+    root = hostile_tree(tmp_path)
+    assert check(root).returncode == 1
+    cache = tmp_path / "cache"
+    for directory in (cache, cache / "lint-v2"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    key = cache / "lint-v2" / "secret.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key.stat().st_size == 32
+    assert all(json.loads(p.read_text())["mac"] for p in _entries(cache))
+
+
+def test_hand_edited_cache_entry_is_relinted(tmp_path):
+    root = _tree_with_clean_file(tmp_path)
+    entry = _entry_of(tmp_path / "cache", "MyPass")
+    data = json.loads(entry.read_text())
+    data["result"] = _clean_result(tmp_path / "cache")  # hide the pass, keep the old MAC
+    entry.write_text(json.dumps(data))
+    second = check(root)
+    assert second.returncode == 1
+    assert_real_finding(second)
+    assert "1 cache entry failed verification and were linted again" in second.stderr
+
+
+def test_planted_entry_with_a_recomputed_public_key_is_relinted(tmp_path):
+    """The entry's name (its key) is computable from public inputs; the MAC key is not. An
+    attacker who plants an entry at the right name, MAC'd with any key they can know, loses."""
+    root = _tree_with_clean_file(tmp_path)
+    entry = _entry_of(tmp_path / "cache", "MyPass")
+    key = entry.stem
+    result = _clean_result(tmp_path / "cache")
+    payload = key.encode() + b"\0" + json.dumps(result, sort_keys=True, separators=(",", ":")).encode()
+    for guess in (b"", key.encode(), hashlib.sha256(key.encode()).digest()):
+        entry.write_text(json.dumps({"key": key, "mac": hmac.new(guess, payload, "sha256").hexdigest(),
+                                     "result": result}))
+        again = check(root)
+        assert again.returncode == 1
+        assert_real_finding(again)
+
+
+def test_a_valid_entry_moved_to_another_key_is_relinted(tmp_path):
+    """A genuine entry (right MAC) of a clean file, copied over real_pass.py's: the MAC covers
+    the key, so it does not verify there."""
+    root = _tree_with_clean_file(tmp_path)
+    cache = tmp_path / "cache"
+    _entry_of(cache, "MyPass").write_bytes(_entry_of(cache, "nothing_here").read_bytes())
+    again = check(root)
+    assert again.returncode == 1
+    assert_real_finding(again)
+
+
+@pytest.mark.parametrize("wrong", [
+    {"findings": "none", "facts": {}},
+    {"findings": [{"path": "x", "line": "a", "col": None, "code": 1, "message": [], "name": "",
+                   "hint": ""}], "facts": {}},
+    [],
+    "just a string",
+])
+def test_wrong_typed_valid_json_entry_is_relinted(tmp_path, wrong):
+    """Even with a valid MAC (made with the real secret, as only a bug of ours could), an entry
+    of the wrong shape is linted again: no TypeError, no ``x:a:None`` line."""
+    root = _tree_with_clean_file(tmp_path)
+    cache = tmp_path / "cache" / "lint-v2"
+    secret = (cache / "secret.key").read_bytes()
+    entry = _entry_of(tmp_path / "cache", "MyPass")
+    key = entry.stem
+    payload = key.encode() + b"\0" + json.dumps(wrong, sort_keys=True, separators=(",", ":")).encode()
+    entry.write_text(json.dumps({"key": key, "mac": hmac.new(secret, payload, "sha256").hexdigest(),
+                                 "result": wrong}))
+    again = check(root)
+    assert again.returncode == 1
+    assert_real_finding(again)
+    assert "x:a:None" not in again.stdout
+
+
+def test_cache_dir_writable_by_others_is_refused_with_one_warning(tmp_path):
+    root = hostile_tree(tmp_path)
+    shared = tmp_path / "shared-cache"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # a shared LITE_GUARD_CACHE_DIR: anyone could plant entries there
+    result = check(root, env={"LITE_GUARD_CACHE_DIR": str(shared)})
+    assert result.returncode == 1
+    assert_real_finding(result)
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "writable by others" in warnings[0] and str(shared) in warnings[0]
+    assert not (shared / "lint-v2").exists()  # nothing read, nothing written
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
+def test_cache_dir_owned_by_another_user_is_refused(tmp_path):
+    root = hostile_tree(tmp_path)
+    other = tmp_path / "other-cache"
+    other.mkdir(mode=0o700)
+    os.chown(other, 65534, 65534)
+    result = check(root, env={"LITE_GUARD_CACHE_DIR": str(other)})
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert "is owned by uid 65534, not by you" in result.stderr
+
+
+# ---- one hostile file must not kill the run -------------------------------------------------
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_5000_nested_parentheses_with_a_trigger_is_one_lg900(tmp_path, jobs):
+    root = hostile_tree(tmp_path, {"deep.py": "x = " + "(" * 5000 + "1" + ")" * 5000 + TRIGGER})
+    result = check(root, "--no-cache", "-j", jobs)
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert lg900(result, "deep.py") == [
+        "deep.py:1:205 LG900 cannot parse: too many nested parentheses; the file was not checked"]
+
+
+def test_1000_nested_parentheses_are_lg900_not_clean(tmp_path):
+    """libcst accepts what CPython rejects; CPython is the judge."""
+    root = hostile_tree(tmp_path, {"deep.py": "x = " + "(" * 1000 + "1" + ")" * 1000 + TRIGGER})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert len(lg900(result, "deep.py")) == 1
+
+
+def _long_expression(tmp_path: Path, terms: int) -> subprocess.CompletedProcess:
+    long = REAL_PASS.replace("MyPass", "LongPass") + "\ny = " + "+".join(["a"] * terms) + "\n"
+    root = hostile_tree(tmp_path, {"long.py": long})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    return result
+
+
+def test_3000_term_expression_next_to_a_pass_is_checked(tmp_path):
+    """Workers recurse deep enough for it (it was a RecursionError traceback): the pass in the
+    same file is found."""
+    result = _long_expression(tmp_path, 3000)
+    assert re.search(r"^long\.py:4:\d+ LG001 graph pass 'long:LongPass' ", result.stdout, re.M)
+    assert " LG900 " not in result.stdout
+
+
+def test_30000_term_expression_is_one_lg900_in_bounded_time(tmp_path):
+    result = _long_expression(tmp_path, 30000)
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("long.py:")]
+    assert " LG900 " in line and "nested too deeply" in line
+
+
+def test_10mb_line_is_refused_by_size(tmp_path):
+    root = hostile_tree(tmp_path, {"big.py": "x = [" + "1," * (5 << 20) + "]" + TRIGGER})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    (line,) = lg900(result, "big.py")
+    assert "over the 2097152-byte limit" in line
+
+
+def test_a_file_over_its_time_budget_is_one_lg900(tmp_path):
+    slow = "a = 1\n" * 150_000 + REAL_PASS.replace("MyPass", "SlowPass")
+    root = hostile_tree(tmp_path, {"slow.py": slow})
+    result = check(root, "--no-cache", "--file-timeout", "0.5")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    (line,) = lg900(result, "slow.py")
+    assert "analysis took longer than 0.5 s" in line
+
+
+def _crash_on_b(path: str, data: bytes, version):
+    if path == "b.py":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return FileResult([Finding(path, 1, 1, "LG001", f"found in {path}")])
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_worker_killed_by_a_signal_is_one_lg900_and_the_rest_survive(jobs):
+    """What a libcst segfault does to a worker, done for real: the pool must not lose results."""
+    tasks = [(name, b"x = 1\n", None) for name in ("a.py", "b.py", "c.py", "d.py")]
+    results = run_isolated(tasks, _crash_on_b, jobs=jobs, limits=Limits(seconds=20))
+    lines = [f.text() for result in results for f in result.findings]
+    assert lines == ["a.py:1:1 LG001 found in a.py",
+                     "b.py:1:1 LG900 the linter's worker was killed by SIGSEGV on this file;"
+                     " the file was not checked",
+                     "c.py:1:1 LG001 found in c.py", "d.py:1:1 LG001 found in d.py"]
+
+
+def _pid(path: str, data: bytes, version):
+    time.sleep(0.05)
+    return FileResult([Finding(path, 1, 1, "LG001", str(os.getpid()))])
+
+
+def test_jobs_are_capped_at_the_usable_cores(tmp_path):
+    tasks = [(f"f{i}.py", b"", None) for i in range(40)]
+    results = run_isolated(tasks, _pid, jobs=100_000)
+    assert len({r.findings[0].message for r in results}) <= usable_cores()
+    root = hostile_tree(tmp_path, {f"f{i}.py": f"x = {i}\n" for i in range(200)})
+    result = check(root, "--no-cache", "--jobs", "100000")
+    assert result.returncode == 1 and result.seconds < 30
+    assert_real_finding(result)
+
+
+# ---- files that are not regular --------------------------------------------------------------
+
+def test_fifo_in_the_tree_is_lg900_not_a_hang(tmp_path):
+    root = hostile_tree(tmp_path)
+    os.mkfifo(root / "pipe.py")
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert lg900(result, "pipe.py") == ["pipe.py:1:1 LG900 not a regular file (a FIFO); it was not read"]
+
+
+def test_dev_zero_symlink_is_lg900_not_out_of_memory(tmp_path):
+    root = hostile_tree(tmp_path)
+    os.symlink("/dev/zero", root / "zero.py")
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert lg900(result, "zero.py") == [
+        "zero.py:1:1 LG900 not a regular file (a character device); it was not read"]
+
+
+def test_fifo_as_registry_is_a_config_error_not_a_hang(tmp_path):
+    root = hostile_tree(tmp_path)
+    os.mkfifo(root / "registry.toml")
+    result = check(root, "--registry", "registry.toml")
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert "registry.toml" in line and "not a regular file" in line
+
+
+# ---- paths and names are data ----------------------------------------------------------------
+
+def test_a_non_utf8_byte_in_a_file_name_lints(tmp_path):
+    root = hostile_tree(tmp_path)
+    with open(os.path.join(os.fsencode(root), b"bad\xff name.py"), "w") as handle:
+        handle.write(REAL_PASS.replace("MyPass", "OddPass"))
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert re.search(r"^bad\\udcff name\.py:4:\d+ LG001 ", result.stdout, re.M), result.stdout
+
+
+def test_sarif_uris_are_rfc3986_and_the_log_matches_the_schema(tmp_path):
+    import jsonschema
+
+    root = hostile_tree(tmp_path)
+    names = [b"with space.py", "caf\u00e9.py".encode(), b"bad\xff.py", b"a:b%c#d?.py"]
+    for i, name in enumerate(names):
+        with open(os.path.join(os.fsencode(root), name), "w") as handle:
+            handle.write(REAL_PASS.replace("MyPass", f"Pass{i}"))
+    result = check(root, "--no-cache", "--format", "sarif")
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in log["runs"][0]["results"]}
+    assert {"real_pass.py", "with%20space.py", "caf%C3%A9.py", "bad%FF.py", "a%3Ab%25c%23d%3F.py"} <= uris
+    for result in log["runs"][0]["results"]:
+        location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        # relative to the run's %SRCROOT%, or (a registry file given by absolute path) a file: URI
+        assert location.get("uriBaseId") == "%SRCROOT%" or location["uri"].startswith("file:///")
+    assert log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"].startswith("file:///")
+
+
+def test_a_pass_name_with_a_newline_cannot_forge_a_finding_line(tmp_path):
+    forged = ('from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n'
+              'with GraphTransformObserver(gm, "x\\nforged.py:9:9 LG001 forged\\x1b[2J"):\n    pass\n')
+    root = hostile_tree(tmp_path, {"forge.py": forged})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith("forged.py") for line in lines)
+    assert all(re.match(r"^[^\s:]+\.(py|toml):\d+:\d+ LG\d{3} ", line) for line in lines), lines
+    (line,) = [line for line in lines if line.startswith("forge.py:")]
+    assert "\\nforged.py:9:9 LG001 forged\\x1b[2J" in line and "\x1b" not in line
+
+
+def test_the_toml_hint_of_an_odd_name_is_valid_toml(tmp_path):
+    odd = 'x"\n[[pass]]\nname = "evil'
+    source = ('from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n'
+              f'with GraphTransformObserver(gm, {odd!r}):\n    pass\n')
+    root = hostile_tree(tmp_path, {"odd.py": source})
+    result = check(root, "--no-cache", "--format", "json")
+    assert result.returncode == 1
+    (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["path"] == "odd.py"]
+    assert finding["hint"], finding
+    (entry,) = tomllib.loads(finding["hint"])["pass"]
+    assert entry["name"] == f"odd:{odd}"  # the identity the guard checks, unharmed
+
+
+def _registry_with_markup(root: Path) -> Path:
+    path = root / "markup.toml"
+    path.write_text('[[pass]]\nname = "myproj.passes:fuse_all"\nstage = "post_grad"\n'
+                    'lite = "never"\nkind = "function"\nwhy = "[red]not red[/] and a stray [/]"\n')
+    return path
+
+
+def test_registry_list_prints_markup_as_text(tmp_path):
+    root = hostile_tree(tmp_path)
+    _registry_with_markup(root)
+    result = lite_guard("registry", "list", "--registry", "markup.toml", cwd=root,
+                        env={"COLUMNS": "400"})
+    assert result.returncode == 0, result.stderr
+    assert "[red]not red[/] and a stray [/]" in result.stdout
+
+
+def test_registry_show_of_an_empty_name_is_a_usage_error(tmp_path):
+    root = hostile_tree(tmp_path)
+    for name in ("", "no_such_pass_anywhere"):
+        result = lite_guard("registry", "show", name, cwd=root)
+        assert result.returncode == 2 and result.stdout == ""
+        assert len(result.stderr.splitlines()) == 1
+
+
+# ---- the compiler's commands (torch) ---------------------------------------------------------
+
+SCRIPT = '''import torch
+print("the script prints this")
+f = torch.compile(lambda x: x.sin() + 1)
+print(f(torch.ones(3)).sum().item())
+'''
+
+
+def test_trace_json_prints_only_json_on_stdout(tmp_path):
+    root = hostile_tree(tmp_path, {"script.py": SCRIPT})
+    result = lite_guard("trace", "--json", "script.py", cwd=root, timeout=BOUND)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)  # nothing but JSON
+    assert report["lite"] and "the script prints this" in result.stderr
+
+
+def test_trace_ledger_survives_os_exit(tmp_path):
+    script = SCRIPT + "import os\nos._exit(0)\n"
+    root = hostile_tree(tmp_path, {"script.py": script})
+    result = lite_guard("trace", "--json", "script.py", cwd=root, timeout=BOUND)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["lite"] and report["lite"][0]["passes"] is not None
+
+
+def test_trace_with_a_registry_key_torch_lacks_is_one_line_exit_2(tmp_path):
+    root = hostile_tree(tmp_path, {"script.py": SCRIPT})
+    (root / "bad.toml").write_text('[[config]]\nkey = "no_such_key_in_torch"\nmodule = "inductor"\n'
+                                   'kind = "pass_gate"\ntype = "bool"\nlite_value = false\nwhy = "x"\n')
+    result = lite_guard("trace", "--registry", "bad.toml", "script.py", cwd=root, timeout=BOUND)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert "no_such_key_in_torch" in line and result.stdout == ""
+
+
+def test_trace_prints_markup_in_pass_names_as_text(tmp_path):
+    script = '''import torch
+from torch._inductor import config
+from torch._inductor.custom_graph_pass import CustomGraphPass
+
+
+class Evil(CustomGraphPass):
+    def __call__(self, graph):
+        return None
+
+    def uuid(self):
+        return "evil"
+
+
+Evil.__qualname__ = "Evil[/]"
+config.post_grad_custom_post_pass = Evil()
+f = torch.compile(lambda x: x.sin() + 1)
+f(torch.ones(3))
+'''
+    root = hostile_tree(tmp_path, {"script.py": script})
+    result = lite_guard("trace", "script.py", cwd=root, timeout=BOUND, env={"COLUMNS": "300"})
+    assert result.returncode == 1, result.stderr  # the guard refused the unregistered pass
+    assert re.search(r"│ __main__:Evil\[/\] +│ post_grad +│", result.stdout), result.stdout
+    assert "LitePassViolation: lite mode refused pass '__main__:Evil[/]'" in result.stdout
+    assert "[bold red]" not in result.stdout
+
+
+def test_fuzz_force_of_an_unknown_key_is_a_usage_error(tmp_path):
+    root = hostile_tree(tmp_path)
+    result = lite_guard("fuzz", "--force", "no_such_key=1", "--count", "2", "--out", "repros",
+                        cwd=root, timeout=BOUND)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert "no_such_key" in line and "no Inductor config" in line
+    assert not (root / "repros").exists()
