@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     except CommandUnavailable as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    except RegistryError as exc:  # a command whose package reads the registries on import
+        print(f"lite_guard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
