@@ -234,8 +234,10 @@ _VERSIONS: dict[Path, str | None] = {}
 def _read_version(version_file: Path) -> str | None:
     if version_file not in _VERSIONS:
         try:
-            match = _VERSION.search(version_file.read_text(encoding="utf-8"))
-        except OSError:
+            # A linted tree's version.py is as untrusted as its sources: a FIFO must not hang us.
+            text = isolation.read_regular(version_file, 1 << 20).decode("utf-8", "replace")
+            match = _VERSION.search(text)
+        except isolation.Unreadable:
             match = None
         _VERSIONS[version_file] = match.group(1) if match else None
     return _VERSIONS[version_file]
@@ -355,8 +357,9 @@ def tree_findings(registry: Registry, facts: list[FileFacts], files: list[str],
     for finding in findings:
         if finding.path not in by_file:
             try:
-                by_file[finding.path] = Path(finding.path).read_text(encoding="utf-8").splitlines()
-            except OSError:
+                by_file[finding.path] = isolation.read_regular(finding.path).decode(
+                    "utf-8", "replace").splitlines()
+            except isolation.Unreadable:
                 by_file[finding.path] = []
         kept += suppress([finding], by_file[finding.path])
     return kept

@@ -25,9 +25,11 @@ _VERSION_PY = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]"
 
 @lru_cache(maxsize=256)
 def _read(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    from lint_rules.isolation import Unreadable, read_regular
+
+    try:  # a linted tree's version files are untrusted: a FIFO or /dev/zero must not hang us
+        text = read_regular(path, 1 << 20).decode("utf-8")
+    except (Unreadable, UnicodeDecodeError):
         return None
     if path.name == "version.py":
         match = _VERSION_PY.search(text)
