@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lite_compiler.annotate import region, region_fn
+from lite_compiler.annotate import LiteRegionNotCompiled, region, region_fn
 from lite_compiler.errors import (
     LiteCompilerError,
     LiteConfigError,
@@ -25,7 +25,8 @@ __all__ = [
     "Ledger", "LedgerEntry", "LiteCompilerError", "LiteConfigError", "LitePassViolation",
     "LiteRegionConfigError", "LiteSettingOverridden", "all_ledgers", "guard_active", "clear_ledgers",
     "last_ledger", "lite_backend", "observe", "region",
-    "ModuleRegions", "RegionRule", "module_regions", "region_fn", "regions_of",
+    "LiteRegionNotCompiled", "ModuleRegions", "RegionRule", "module_regions", "region_fn",
+    "regions_of",
 ]
 
 

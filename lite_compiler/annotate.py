@@ -36,8 +36,54 @@ def region(id: Any = None, **inductor_configs: Any) -> Iterator[None]:  # noqa: 
     """
     import torch.fx.traceback as fx_traceback
 
-    with fx_traceback.annotate({ANNOTATION_KEY: region_annotation(id, inductor_configs)}):
+    annotation = region_annotation(id, inductor_configs)
+    warn_if_not_compiled(annotation)
+    with fx_traceback.annotate({ANNOTATION_KEY: annotation}):
         yield
+
+
+class LiteRegionNotCompiled(UserWarning):
+    """A region opened inside a torch.compile'd function ran eagerly: nothing in it was compiled."""
+
+
+_WARNED: set[str] = set()
+
+
+def warn_if_not_compiled(annotation: Any, stacklevel: int = 4) -> None:
+    """Warn once per region when its Python code runs eagerly inside a ``torch.compile`` call.
+
+    While Dynamo traces a region this code is not run for real (``is_compiling()`` is constant
+    True under tracing), so the compiler gets the region. It runs for real only when Dynamo gave
+    up on the frame: a graph break inside an annotation context makes Dynamo run the whole frame
+    eagerly, so no region (and no op of that function) reaches the compiler, and without this
+    nobody would know. Outside any compile (no frame callback installed) a region means nothing.
+    """
+    import torch
+
+    if torch.compiler.is_compiling():
+        return
+    from torch._C._dynamo.eval_frame import get_eval_frame_callback
+
+    if get_eval_frame_callback() is None:
+        return
+    name = describe(annotation)
+    if name in _WARNED:
+        return
+    _WARNED.add(name)
+    import warnings
+
+    warnings.warn(
+        f"lite_compiler: region {name} ran eagerly inside torch.compile, so nothing in it was"
+        " compiled: a graph break inside the region (print, .item(), a call Dynamo cannot trace)"
+        " makes Dynamo run the whole function eagerly; move the graph-breaking code out of the"
+        " region (TORCH_LOGS=graph_breaks names it)", LiteRegionNotCompiled, stacklevel=stacklevel)
+
+
+def describe(annotation: Any) -> str:
+    """How a warning names a region: its id, and its module for ``module_regions``."""
+    text = repr(region_key(annotation))
+    module = region_module(annotation)
+    return f"{text} (module '{module}')" if module else text
 
 
 def region_fn(fn: Callable[..., Any] | None = None, *, id: Any = None,  # noqa: A002

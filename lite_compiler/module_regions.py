@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
+from lite_compiler.annotate import ANNOTATION_KEY, region_annotation, warn_if_not_compiled
 from lite_compiler.errors import LiteRegionConfigError
 
 # Instance attributes the wrapper keeps on a module (set with object.__setattr__: not submodules).
@@ -91,7 +91,9 @@ def _region_forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
 
     inner = self.__dict__[_INNER_ATTR]
     forward = inner.__get__(self) if inner is not None else type(self).forward.__get__(self)
-    with fx_traceback.annotate({ANNOTATION_KEY: self.__dict__[_SPEC_ATTR]}):
+    annotation = self.__dict__[_SPEC_ATTR]
+    warn_if_not_compiled(annotation, stacklevel=5)  # the line that called the module
+    with fx_traceback.annotate({ANNOTATION_KEY: annotation}):
         return forward(*args, **kwargs)
 
 

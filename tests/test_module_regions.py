@@ -214,3 +214,69 @@ def test_region_as_a_decorator_and_region_fn():
     assert "cpp_fused_cos_mul" in codes["region[deco]"]
     assert "cpp_fused_add_exp" in codes["region[fn]"]
     assert act.__name__ == "act" and wrapped.__name__ == "act2"
+
+
+# ---- graph breaks inside regions ------------------------------------------------------------
+
+def _not_compiled(record):
+    return [w for w in record if issubclass(w.category, lite_compiler.LiteRegionNotCompiled)]
+
+
+def test_a_graph_break_inside_a_region_warns_once_naming_the_region():
+    def fn(x):
+        y = x.sin()
+        with lite_compiler.region(id="breaks"):
+            print("a graph break")
+            y = y.cos() * 2
+        return y + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="lite")
+    lite_compiler.clear_ledgers()
+    with pytest.warns(lite_compiler.LiteRegionNotCompiled) as record:
+        compiled(torch.randn(4))
+        compiled(torch.randn(4))
+    (warning,) = _not_compiled(record)
+    assert str(warning.message).startswith(
+        "lite_compiler: region 'breaks' ran eagerly inside torch.compile, so nothing in it was"
+        " compiled: a graph break inside the region")
+    assert warning.filename == __file__  # points at the user's `with` line
+    assert lite_compiler.all_ledgers() == []  # indeed: no graph reached the lite backend
+
+
+def test_a_graph_break_inside_a_module_region_names_region_and_module():
+    class Talks(nn.Module):
+        def forward(self, x):
+            print("a graph break")
+            return x * 2
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.talks = Talks()
+
+        def forward(self, x):
+            return self.talks(x).sin()
+
+    model = Outer()
+    torch._dynamo.reset()
+    with lite_compiler.module_regions(model, [(Talks, "talky")]), \
+            pytest.warns(lite_compiler.LiteRegionNotCompiled) as record:
+        torch.compile(model, backend="lite")(torch.randn(3))
+    (warning,) = _not_compiled(record)
+    assert "region 'talky' (module 'talks') ran eagerly inside torch.compile" in str(warning.message)
+
+
+def test_a_region_that_reaches_the_compiler_does_not_warn(recwarn):
+    def fn(x):
+        with lite_compiler.region(id="traced"):
+            y = x.cos() * 2
+        return y + 1
+
+    torch._dynamo.reset()
+    torch.compile(fn, backend="lite")(torch.randn(4))
+    assert any("region[traced]" in name for name in lite_compiler.last_ledger().region_code)
+    assert not _not_compiled(recwarn.list)
+    with lite_compiler.region(id="eager-only"):  # plain eager code, no compile: nothing to say
+        torch.randn(2).cos()
+    assert not _not_compiled(recwarn.list)
