@@ -35,6 +35,8 @@ class LiteGuardFlake8:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         from lint_rules.engine import UNCHECKABLE, lint_source, torch_version_of
+        from lint_rules.formats import escape_text
+        from lint_rules.isolation import Unreadable, read_regular
 
         registry = self._load_registry()
         if registry is None:
@@ -42,9 +44,11 @@ class LiteGuardFlake8:
             return
         path = Path(self.filename)
         try:
-            data = path.read_bytes()  # the bytes as on disk, so coding cookies apply
-        except OSError:
+            data = read_regular(path)  # the bytes as on disk, so coding cookies apply
+        except Unreadable:
             data = "".join(self.lines).encode("utf-8")
         version = torch_version_of(path) if path.exists() else None
         for finding in lint_source(self.filename, data, registry, version).findings:
-            yield finding.line, finding.col - 1, f"{finding.code} {finding.message}", type(self)
+            # One line each: a pass name holding a newline must not forge another report line.
+            yield (finding.line, finding.col - 1, escape_text(f"{finding.code} {finding.message}"),
+                   type(self))

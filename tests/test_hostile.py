@@ -491,3 +491,15 @@ def test_fuzz_force_of_an_unknown_key_is_a_usage_error(tmp_path):
     (line,) = result.stderr.splitlines()
     assert "no_such_key" in line and "no Inductor config" in line
     assert not (root / "repros").exists()
+
+
+def test_flake8_reports_an_odd_name_on_one_line(tmp_path):
+    forged = ('from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n'
+              'with GraphTransformObserver(gm, "x\\nforged.py:9:9 LG001 forged"):\n    pass\n')
+    root = hostile_tree(tmp_path, {"forge.py": forged})
+    (root / "pyproject.toml").write_text(f'[tool.lite_guard]\nregistries = ["{VOCABULARY}"]\n')
+    result = subprocess.run([str(BIN / "flake8"), "--select", "LG", "--isolated", "forge.py"],
+                            cwd=root, capture_output=True, text=True, timeout=BOUND)
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("forge.py:2:") and "'forge:x\\nforged.py:9:9 LG001 forged'" in line
