@@ -68,6 +68,11 @@ class Vocabulary:
                          for name, (role, _, _) in self.bases.items() if role != "pass_class")
 
     @functools.cached_property
+    def by_dotted(self) -> dict[str, str]:
+        """``torch._inductor.custom_graph_pass.CustomGraphPass`` -> its registry name."""
+        return {name.replace(":", "."): name for name in self.bases}
+
+    @functools.cached_property
     def base_modules(self) -> frozenset[str]:
         return frozenset(name.split(":", 1)[0] for name in self.bases)
 
@@ -584,6 +589,7 @@ class Index:
             self.paths[summary["module"]] = path
         self._external: dict[str, dict | None] = {}
         self._allow_external = external
+        self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
 
     # ---- modules -------------------------------------------------------------------------
     def module(self, name: str) -> dict | None:
@@ -746,6 +752,12 @@ class Index:
 
     def ancestors(self, module: str, qualname: str) -> tuple[list[Ref], list[str]]:
         """(resolved ancestors, nearest first; names of bases that could not be resolved)."""
+        key = (module, qualname)
+        if key not in self._ancestors:
+            self._ancestors[key] = self._find_ancestors(module, qualname)
+        return self._ancestors[key]
+
+    def _find_ancestors(self, module: str, qualname: str) -> tuple[list[Ref], list[str]]:
         found: list[Ref] = []
         unresolved: list[str] = []
         seen = {(module, qualname)}
@@ -776,11 +788,10 @@ class Index:
         ``from torch._inductor.custom_graph_pass import CustomGraphPass`` spell the same)."""
         if ref[0] not in ("class", "ext") or not ref[2]:
             return None
-        dotted = f"{ref[1]}.{ref[2]}" if ref[1] else ref[2]
-        for name, (base_role, _, _) in self.vocab.bases.items():
-            if (role is None or base_role == role) and name.replace(":", ".") == dotted:
-                return name
-        return None
+        name = self.vocab.by_dotted.get(f"{ref[1]}.{ref[2]}" if ref[1] else ref[2])
+        if name is None or (role is not None and self.vocab.bases[name][0] != role):
+            return None
+        return name
 
     def pass_base(self, module: str, qualname: str, role: str = "pass_class") -> str | None:
         """The registry base (of ``role``) this class derives from, or is, if any."""
