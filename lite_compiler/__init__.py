@@ -55,7 +55,7 @@ def _install() -> None:
     lacks a key the registry forces, or that lacks a function the guard hooks) is one clear error
     here rather than at the first compile."""
     from lite_compiler.config import derive_configs, registry
-    from lite_compiler.guard import check_hooks
+    from lite_compiler.hooks import check_hooks
     from lite_compiler.mode import install_lite_mode
 
     reg = registry()

@@ -16,12 +16,19 @@ from typing import Any
 
 import torch
 
-from lite_compiler import guard
+from lite_compiler import custom_passes, guard
 from lite_compiler.config import derive_configs, registry, user_settings_overridden
 from lite_compiler.decomposition import selective_decomposition_table
+from lite_compiler.effects import (
+    EffectState,
+    check_outer_graph,
+    check_partition,
+    joint_before_partition,
+    outer_fingerprint,
+)
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
-from lite_compiler.regions import compile_regions
+from lite_compiler.regions import compile_regions, is_region_node
 
 _frame_ids = itertools.count()
 
@@ -38,43 +45,68 @@ class LiteCompiler:
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
         self.frame = f"graph{next(_frame_ids)}"
         self.ledger: Ledger = new_ledger("lite", self.frame)
+        self.effects = EffectState()  # what the effect checks expect next, for this compile
         self._record_overridden_settings()
 
     def _record_overridden_settings(self) -> None:
         """A lite-off optimization the user switched on globally does not run in lite mode: the
         ledger and a warning say so, rather than the setting being silently ignored."""
         for key, user_value, lite_value in user_settings_overridden(self.inductor_config):
+            entry = self.registry.get_config(key, "inductor")
+            in_regions = entry is not None and entry.region_allows(user_value)[0]
             reason = (f"torch._inductor.config.{key} = {user_value!r} is overridden: lite mode"
-                      f" forces {lite_value!r} (registry); annotate a region with"
-                      f" lite_compiler.region(..., **{{{key!r}: {user_value!r}}}) to ask for it there")
+                      f" forces {lite_value!r} (registry); " + (
+                          f"annotate a region with lite_compiler.region(..., **{{{key!r}:"
+                          f" {user_value!r}}}) to ask for it there" if in_regions else
+                          "the registry does not let regions change it either"))
             self.ledger.add(LedgerEntry(name=f"config {key}", stage="config", graph=self.frame,
                                         allowed=False, lite="never", kind="config", reason=reason))
             warnings.warn(reason, LiteSettingOverridden, stacklevel=2)
 
     @contextlib.contextmanager
     def active(self, graph: str) -> Any:
-        with guard.session("lite", self.registry, self.ledger, graph=graph):
+        with guard.session("lite", self.registry, self.ledger, graph=graph, effects=self.effects):
             yield
 
-    def _run_always_custom_passes(self, gm: torch.fx.GraphModule, keys: tuple[str, ...]) -> None:
-        """Custom passes on the whole graph: every configured pass that is not lite = "region"
-        (an unregistered or lite = "never" one is refused here by the guard). A "region" pass
-        runs on region graphs only (lite_compiler.regions), so no pass runs twice."""
-        for key, custom_pass in guard.configured_custom_passes():
-            if key not in keys:
-                continue
-            entry = guard.custom_pass_entry(self.registry, custom_pass)
+    def _run_always_custom_passes(self, gm: torch.fx.GraphModule, stage: str) -> None:
+        """The user passes of one stage's custom hooks (registry: kind = "custom_hook"), on the
+        whole graph: every configured pass that is not lite = "region" (an unregistered or
+        lite = "never" one is refused by the guard). A "region" pass runs on region graphs only
+        (lite_compiler.regions), so no pass runs twice."""
+        for hook, custom_pass in custom_passes.configured(self.registry, stages=(stage,)):
+            if hook.module != "torch._inductor.config":
+                continue  # functorch's hooks are called by AOTAutograd itself (see __call__)
+            entry = custom_passes.entry_of(self.registry, custom_pass)
             if entry is not None and entry.lite == "region":
-                if not key.startswith("post_grad_custom_"):
+                if stage != "post_grad":
                     # Regions run post-grad custom passes only: this one would never run.
                     raise LiteConfigError(
                         f"custom pass '{entry.name}' is registered lite = \"region\" but installed"
-                        f" as {key}, which never runs inside regions; install it as"
+                        f" as {hook.key}, which never runs inside regions; install it as"
                         " post_grad_custom_pre_pass / post_grad_custom_post_pass, or register it"
                         " lite = \"always\" to run it on the whole graph")
                 continue
-            guard.run_custom_pass(key, custom_pass, gm.graph)
+            custom_passes.run(hook, custom_pass, gm.graph)
             gm.recompile()
+
+    def _torch_called_custom_passes(self) -> dict[str, Any]:
+        """functorch config patch: the user passes AOTAutograd calls itself (joint_custom_pass),
+        each wrapped so the guard sees it run. Inductor-only hooks the lite compiler never calls
+        (custom_partitioner_fn: lite partitions exactly as aot_eager) are refused if set."""
+        custom_passes.refuse_disallowed(self.registry)  # never / unregistered: refused up front
+        patch: dict[str, Any] = {}
+        for hook in custom_passes.custom_hooks(self.registry):
+            value = getattr(hook.config, hook.key, None)
+            if not custom_passes.expand(value):
+                continue
+            if hook.module == "torch._functorch.config":
+                patch[hook.key] = custom_passes.guarded_value(hook, value)
+            elif hook.stage not in ("pre_grad", "joint_graph", "post_grad", "scheduler"):
+                raise LiteConfigError(
+                    f"torch._inductor.config.{hook.key} is set, but lite mode never calls it"
+                    f" (stage {hook.stage}: lite partitions and compiles exactly as aot_eager does"
+                    " outside regions); unset it for lite compiles")
+        return patch
 
     def compiler(self, kind: str) -> Callable[..., Any]:
         from torch._dynamo.backends.debugging import boxed_nop
@@ -83,10 +115,13 @@ class LiteCompiler:
             is_backward, is_inference = kind == "bw", kind == "inference"
             name = f"{self.frame}/{kind}"
             with self.active(name):
-                self._run_always_custom_passes(
-                    gm, ("post_grad_custom_pre_pass", "post_grad_custom_post_pass"))
+                self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
+                self._run_always_custom_passes(gm, "post_grad")
+                # Outside regions, what runs must be what AOTAutograd produced (effects.py).
+                outer = outer_fingerprint(gm.graph, is_region_node)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config=self.inductor_config)
+                check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
             self.ledger.graph_code[name] = gm.code
             compiled = boxed_nop(gm, example_inputs)
             if self.graphs is not None:
@@ -99,9 +134,12 @@ class LiteCompiler:
         from functorch.compile import min_cut_rematerialization_partition
 
         with self.active(f"{self.frame}/joint"):
-            self._run_always_custom_passes(joint, ("joint_custom_pre_pass", "joint_custom_post_pass"))
+            self._run_always_custom_passes(joint, "joint_graph")
+            joint_rows = joint_before_partition(joint)
             with guard.timed("min_cut_rematerialization_partition", "aot"):
-                return min_cut_rematerialization_partition(joint, *args, **kwargs)
+                fw_module, bw_module = min_cut_rematerialization_partition(joint, *args, **kwargs)
+            check_partition(joint_rows, (fw_module, bw_module))
+            return fw_module, bw_module
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
         from torch._dynamo.backends.common import aot_autograd
@@ -111,7 +149,8 @@ class LiteCompiler:
 
             self.graphs = CudaGraphs(self.ledger, num_dynamo_inputs=len(example_inputs))
         with self.active(f"{self.frame}/dynamo"):
-            self._run_always_custom_passes(gm, ("pre_grad_custom_pass",))
+            torch_called = self._torch_called_custom_passes()
+            self._run_always_custom_passes(gm, "pre_grad")
             # Inductor picks its decomposition table by config (fallback_random keeps random
             # ops whole): select it under the lite config the region compiles use.
             with torch._inductor.config.patch(self.inductor_config):
@@ -124,7 +163,8 @@ class LiteCompiler:
             keep_inference_input_mutations=True,
             decompositions=decompositions,
         )
-        with torch._functorch.config.patch(self.functorch_config), self.active(f"{self.frame}/aot"):
+        with torch._functorch.config.patch({**self.functorch_config, **torch_called}), \
+                self.active(f"{self.frame}/aot"):
             return backend(gm, example_inputs, **kwargs)
 
 
@@ -133,15 +173,3 @@ def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
     """The ``torch_dynamo_backends`` entry point ``lite``; ``torch.compile(..., options=...)``
     arrives as ``options`` (lite_compiler.cudagraphs.OPTIONS lists what it may hold)."""
     return LiteCompiler(options=options)(gm, example_inputs, **kwargs)
-
-
-def register() -> None:
-    """Register ``backend="lite"`` with Dynamo (the entry point does this without an import)."""
-    from torch._dynamo.backends.registry import _BACKENDS, _COMPILER_FNS, register_backend
-
-    # _BACKENDS maps names to entry points, _COMPILER_FNS to the loaded functions: registering
-    # again (a second _install) must be a no-op, not Dynamo's "duplicate name" error.
-    if _COMPILER_FNS.get("lite") is not lite_backend:
-        _BACKENDS.pop("lite", None)
-        _COMPILER_FNS.pop("lite", None)
-        register_backend(name="lite", compiler_fn=lite_backend)

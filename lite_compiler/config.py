@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from typing import Any
 
 from lite_compiler.errors import LiteConfigError
+from lite_guard import SUPPORTED_TORCH_MINORS, SUPPORTED_TORCH_TEXT
 
-SUPPORTED = (2, 11), (2, 14)  # inclusive range of torch minor releases
+SUPPORTED = SUPPORTED_TORCH_MINORS  # inclusive range of torch minor releases (one home: lite_guard)
 
 # Applied by the lite compiler to its own AOTAutograd trace whatever the registry says: the
 # selective decomposition happens in that one trace (lite_compiler.decomposition), so torch's
@@ -39,13 +42,14 @@ _loaded: dict[tuple, Any] = {}
 
 
 def registry(extra_paths: tuple[str, ...] = ()) -> Any:
-    """The registry for one compile. Parsed once per set of files and their modification times,
-    so an edited registry still takes effect at the next compile without a re-parse per compile."""
+    """The registry for one compile. Parsed once per set of files and their contents: the key
+    is each file's sha256, so an edit takes effect at the next compile even when it keeps the
+    file's mtime and size (cp -p, tar, rsync -t), and an unchanged registry is never re-parsed."""
     from lite_guard.registry import Registry, registry_paths
 
     from_env = [p for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
     paths = registry_paths(extra_paths=[*from_env, *extra_paths])
-    key = tuple(_stamp(path) for path in paths)
+    key = tuple(_content_key(path) for path in paths)
     if key not in _loaded:
         loaded = Registry.from_files(paths)  # raises on bad input: nothing is cached then
         _loaded.clear()
@@ -53,12 +57,15 @@ def registry(extra_paths: tuple[str, ...] = ()) -> Any:
     return _loaded[key]
 
 
-def _stamp(path: Any) -> tuple:
+def _content_key(path: Any) -> tuple:
     try:
-        stat = os.stat(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return (str(path), "not a regular file")  # a FIFO would hang here: from_files reports it
+        with open(path, "rb") as file:
+            data = file.read()
     except OSError:
-        return (str(path), None)  # missing: from_files reports it
-    return (str(path), stat.st_mtime_ns, stat.st_size)
+        return (str(path), None)  # missing or unreadable: from_files reports it
+    return (str(path), hashlib.sha256(data).hexdigest())
 
 
 def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -77,7 +84,7 @@ def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         if missing:
             raise LiteConfigError(
                 f"torch {torch.__version__} has no {module_name} key(s) {', '.join(missing)}, which"
-                " the lite-guard registry needs; install a supported torch (2.11-2.14) or mark the"
+                f" the lite-guard registry needs; install a supported torch ({SUPPORTED_TORCH_TEXT}) or mark the"
                 " config entry with a torch = \"...\" range in the registry")
     return inductor, {**functorch, **FUNCTORCH_FIXED_CONFIG}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import asdict, dataclass, field
 
 
@@ -16,6 +17,9 @@ class LedgerEntry:
     kind: str = "function"
     reason: str = ""
     seconds: float = 0.0
+    # What the pass did to the graph it ran on, as the effect check measured it ("" = unchanged
+    # or not measured): the registered cause of a change the effect check would otherwise refuse.
+    effect: str = ""
 
     @property
     def verdict(self) -> str:
@@ -61,28 +65,47 @@ class Ledger:
         return iter(self.entries)
 
 
+# Every ledger, in creation order (``lite_guard trace`` reads the ones its script produced), and
+# each thread's own: two threads compiling at once each get their own ledger from last_ledger().
 _ALL: list[Ledger] = []
 _MAX_KEPT = 64
+_LOCK = threading.Lock()
+_THREAD = threading.local()
+
+
+def _mine() -> list[Ledger]:
+    if not hasattr(_THREAD, "ledgers"):
+        _THREAD.ledgers = []
+    return _THREAD.ledgers
 
 
 def new_ledger(mode: str, graph_name: str = "") -> Ledger:
     ledger = Ledger(mode=mode, graph_name=graph_name)
-    _ALL.append(ledger)
-    del _ALL[:-_MAX_KEPT]
+    with _LOCK:
+        _ALL.append(ledger)
+        del _ALL[:-_MAX_KEPT]
+    mine = _mine()
+    mine.append(ledger)
+    del mine[:-_MAX_KEPT]
     return ledger
 
 
 def last_ledger(mode: str | None = "lite") -> Ledger | None:
-    """The ledger of the most recent lite compile (``mode=None``: of any compile under the guard)."""
-    for ledger in reversed(_ALL):
+    """This thread's most recent lite compile's ledger (``mode=None``: of any guarded compile)."""
+    for ledger in reversed(_mine()):
         if mode is None or ledger.mode == mode:
             return ledger
     return None
 
 
 def all_ledgers(mode: str | None = None) -> list[Ledger]:
-    return [ledger for ledger in _ALL if mode is None or ledger.mode == mode]
+    """Every thread's ledgers, oldest first."""
+    with _LOCK:
+        return [ledger for ledger in _ALL if mode is None or ledger.mode == mode]
 
 
 def clear_ledgers() -> None:
-    _ALL.clear()
+    """Forget every ledger: this thread's and the process-wide list (other threads keep theirs)."""
+    with _LOCK:
+        _ALL.clear()
+    _mine().clear()

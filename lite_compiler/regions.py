@@ -15,9 +15,10 @@ from typing import Any
 import torch
 import torch.fx
 
-from lite_compiler import guard
+from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import annotation_of, region_configs, region_key
 from lite_compiler.errors import LiteCompilerError, LiteRegionConfigError
+from lite_compiler.ledger import LedgerEntry
 
 SUBMOD_PREFIX = "__lite_region_"
 
@@ -39,6 +40,22 @@ _FIXED_WHY = {
 
 def _is_annotated(node: torch.fx.Node) -> bool:
     return node.op not in ("placeholder", "output", "get_attr") and annotation_of(node.meta) is not None
+
+
+def is_region_node(node: torch.fx.Node) -> bool:
+    """Whether a node of a fw/bw graph belongs to a region: annotated (before scooping), a
+    compiled region's call or one of its outputs (after), or a get_attr only regions use. The
+    effect check leaves these out when it compares the graph outside regions."""
+    import operator
+
+    if _is_annotated(node):
+        return True
+    if node.op == "call_function" and isinstance(node.target, CompiledRegion):
+        return True
+    if node.op == "call_function" and node.target is operator.getitem and node.args \
+            and isinstance(node.args[0], torch.fx.Node) and is_region_node(node.args[0]):
+        return True
+    return node.op == "get_attr" and bool(node.users) and all(is_region_node(u) for u in node.users)
 
 
 def group_regions(gm: torch.fx.GraphModule) -> dict[Any, list[torch.fx.Node]]:
@@ -63,16 +80,20 @@ def configs_of(key: Any, nodes: list[torch.fx.Node]) -> dict[str, Any]:
 
 
 def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
+    """A region may set a key only as the registry's ``region`` policy allows, to a value of the
+    key's type (registry ``type`` and the live torch config's); anything else is refused."""
     import torch._inductor.config as inductor_config
 
     known = inductor_config.get_config_copy()
-    for name in configs:
+    session = guard.current_session()
+    registry = session.registry if session is not None else None
+    for name, value in configs.items():
+        where = f"region {key!r}: inductor_configs sets '{name}' = {value!r}"
+        fix = "; remove it from lite_compiler.region(...) / the compile_with_inductor annotation"
         if name in REGION_FIXED_CONFIG:
             raise LiteRegionConfigError(
-                f"region {key!r}: inductor_configs sets '{name}', which lite mode fixes to"
-                f" {REGION_FIXED_CONFIG[name]!r} for every region"
-                f" ({_FIXED_WHY.get(name, 'the guard depends on it')}); remove it from"
-                " lite_compiler.region(...) / the compile_with_inductor annotation")
+                f"{where}, but lite mode fixes {name} to {REGION_FIXED_CONFIG[name]!r} for every"
+                f" region ({_FIXED_WHY.get(name, 'the guard depends on it')}){fix}")
         if name not in known:
             close = difflib.get_close_matches(name, list(known), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -80,6 +101,64 @@ def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
                 f"region {key!r}: inductor_configs names '{name}', which is not a key of"
                 f" torch._inductor.config{hint}; fix the key in lite_compiler.region(...) /"
                 " the compile_with_inductor annotation")
+        live_type = getattr(inductor_config._config.get(name), "value_type", None)
+        if live_type is not None and not value_has_type(value, live_type):
+            raise LiteRegionConfigError(
+                f"{where}, but torch's {name} is {_type_name(live_type)}, not"
+                f" {type(value).__name__}{fix} or give it a value of that type")
+        if registry is None:
+            continue
+        entry = registry.get_config(name, "inductor")
+        if entry is None:
+            raise LiteRegionConfigError(
+                f"{where}, but no registry classifies {name}, so lite mode cannot tell whether a"
+                " region may change it (fail closed); classify it in a [[config]] entry with a"
+                f" region policy, or{fix[1:]}")
+        allowed, why = entry.region_allows(value)
+        if not allowed:
+            raise LiteRegionConfigError(f"{where}, refused: {why}{fix}")
+
+
+def region_overrides(registry: Any, configs: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """(key, value, policy) of each key a region sets, for its ledger rows."""
+    rows = []
+    for name, value in configs.items():
+        entry = registry.get_config(name, "inductor") if registry is not None else None
+        policy = entry.region_policy if entry is not None else "unclassified"
+        rows.append((name, value, policy if isinstance(policy, str) else f"one of {policy!r}"))
+    return rows
+
+
+def value_has_type(value: Any, expected: Any) -> bool:
+    """Whether ``value`` fits torch's annotated config type (bool is not an int here)."""
+    import types
+    import typing
+
+    if expected is Any or expected is typing.Any:
+        return True
+    if expected is None or expected is type(None):
+        return value is None
+    origin = typing.get_origin(expected)
+    if origin in (typing.Union, types.UnionType):
+        return any(value_has_type(value, arg) for arg in typing.get_args(expected))
+    if origin is typing.Literal:
+        return value in typing.get_args(expected)
+    if origin is not None:
+        expected = origin  # list[str] -> list, Callable[...] -> collections.abc.Callable
+    if not isinstance(expected, type):
+        return True  # a type torch wrote in a form we cannot check: no claim either way
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    if expected is int and isinstance(value, bool):
+        return False
+    try:
+        return isinstance(value, expected)
+    except TypeError:
+        return True
+
+
+def _type_name(expected: Any) -> str:
+    return getattr(expected, "__name__", None) or str(expected).replace("typing.", "")
 
 
 def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
@@ -280,6 +359,16 @@ def compile_regions(
         with guard.scope(region_graph, in_region=True), \
                 torch._inductor.config.patch({**lite_config, **configs, **REGION_FIXED_CONFIG}), \
                 guard.timed("regional_inductor", "lowering"):
+            session = guard.current_session()
+            if session is not None and session.registry is not None:
+                for name, value, policy in region_overrides(session.registry, configs):
+                    session.ledger.add(LedgerEntry(
+                        name=f"config {name}", stage="config", graph=region_graph, allowed=True,
+                        lite="region", kind="config",
+                        reason=f"region {key!r} sets {name} = {value!r} (registry region policy: {policy})"))
+            if session is not None and session.effects is not None:
+                # From here to lowering, only registered passes may change the region graph.
+                session.effects.expect(submod.graph, "the region's scooped graph")
             _run_region_custom_passes(submod)
             with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides():
                 compiled = compile_fx_inner(
@@ -317,12 +406,10 @@ def _run_region_custom_passes(submod: torch.fx.GraphModule) -> None:
     session = guard.current_session()
     if session is None or session.registry is None:
         return
-    for key, custom_pass in guard.configured_custom_passes():
-        if not key.startswith("post_grad_custom"):
-            continue
-        entry = guard.custom_pass_entry(session.registry, custom_pass)
+    for hook, custom_pass in custom_passes.configured(session.registry, stages=("post_grad",)):
+        entry = custom_passes.entry_of(session.registry, custom_pass)
         if entry is not None and entry.lite == "region":
-            guard.run_custom_pass(key, custom_pass, submod.graph)
+            custom_passes.run(hook, custom_pass, submod.graph)
     submod.recompile()
 
 
@@ -354,21 +441,19 @@ def _unwrapped_lite_errors() -> Iterator[None]:
 
 
 class _scheduler_custom_passes_guarded:
-    """Inductor itself calls the scheduler-level custom passes; wrap them so the guard sees them."""
+    """Inductor itself calls the scheduler-level custom passes (registry: custom hooks of stage
+    scheduler); wrap each pass they hold so the guard sees it when Inductor calls it."""
 
     def __enter__(self) -> None:
         import torch._inductor.config as config
 
+        session = guard.current_session()
         patch: dict[str, Any] = {}
-        for key in guard.CUSTOM_HOOK_STAGES:
-            value = getattr(config, key, None)
-            if not key.endswith("fusion_custom_pass") or value is None:
-                continue
-            # Keep the value's shape (torch calls it as it is); guard each pass it holds.
-            if isinstance(value, (list, tuple)):
-                patch[key] = type(value)(guard.guard_scheduler_custom_pass(key, p) for p in value)
-            else:
-                patch[key] = guard.guard_scheduler_custom_pass(key, value)
+        hooks = custom_passes.custom_hooks(session.registry) if session and session.registry else ()
+        for hook in hooks:
+            value = getattr(hook.config, hook.key, None)
+            if hook.stage == "scheduler" and hook.module == config.__name__ and value is not None:
+                patch[hook.key] = custom_passes.guarded_value(hook, value)
         self._patch = config.patch(patch)
         self._patch.__enter__()
 

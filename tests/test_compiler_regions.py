@@ -81,13 +81,40 @@ def test_invalid_region_config_is_a_clear_error():
         compile_lite(fn, fullgraph=True)(torch.randn(4))
 
 
-def test_region_config_re_enabling_a_never_pass_is_refused():
+@pytest.mark.parametrize("key, value", [
+    ("reorder_for_peak_memory", True),
+    ("inplace_buffers", True),
+    ("keep_output_stride", False),
+    ("fallback_random", False),
+    ("emulate_precision_casts", False),
+])
+def test_region_config_changing_a_forced_key_is_refused_with_the_reason(key, value):
     def fn(x):
-        with lite_compiler.region(id="r", reorder_for_peak_memory=True):
+        with lite_compiler.region(id="r", **{key: value}):
             return x.cos() + 1
 
-    with pytest.raises(lite_compiler.LitePassViolation, match="reorder_for_peak_memory"):
+    with pytest.raises(lite_compiler.LiteRegionConfigError) as refused:
         compile_lite(fn, fullgraph=True)(torch.randn(4))
+    message = str(refused.value)
+    assert f"sets '{key}' = {value!r}, refused: the registry forces {key} = {not value!r}" in message
+    assert len(message.splitlines()) == 1 or "TORCHDYNAMO_VERBOSE" in message
+
+
+def test_region_config_of_the_wrong_type_is_refused():
+    def fn(x):
+        with lite_compiler.region(id="r", **{"cpp.simdlen": "sixteen"}):
+            return x.cos() + 1
+
+    with pytest.raises(lite_compiler.LiteRegionConfigError,
+                       match="'cpp.simdlen' = 'sixteen', but torch's cpp.simdlen is int \\| None, not str"):
+        compile_lite(fn, fullgraph=True)(torch.randn(4))
+
+
+def test_allowed_region_config_is_honoured_and_recorded_in_the_ledger(two_regions):
+    (row,) = [e for e in two_regions if e.name == "config cpp.enable_kernel_profile"
+              and "/fw/" in e.graph]
+    assert row.allowed and row.kind == "config" and "region[b]" in row.graph
+    assert "sets cpp.enable_kernel_profile = True (registry region policy: free)" in row.reason
 
 
 def test_selective_decomposition_is_one_trace_keeping_annotations(monkeypatch):
@@ -151,7 +178,8 @@ def test_region_config_turning_padding_on_is_refused():
                                   disable_padding_cpu=False):
             return x.cos() + 1
 
-    with pytest.raises(lite_compiler.LitePassViolation, match="'pad_strides'"):
+    with pytest.raises(lite_compiler.LiteRegionConfigError,
+                       match="'comprehensive_padding' = True, refused: the registry forces"):
         compile_lite(fn, fullgraph=True)(torch.randn(5, 7, 3))
 
 

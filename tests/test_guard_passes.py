@@ -6,6 +6,13 @@ import torch
 import lite_compiler
 from compiler_models import compile_lite
 
+# A user pass's registry identity is its qualified name, "module:QualName" (lite_guard.identity).
+HERE = __name__
+
+
+def qualified(name):
+    return f"{HERE}:{name}"
+
 
 def _region_fn(x):
     y = x.sin()
@@ -33,46 +40,80 @@ def test_new_observer_pass_injected_into_inductor_is_refused(monkeypatch):
     assert refused.value.stage == "lowering"
 
 
-def test_reorder_pass_re_enabled_by_config_is_refused():
-    with torch._inductor.config.patch(freezing=True), \
-            pytest.raises(lite_compiler.LitePassViolation, match="'reorder_for_peak_memory' \\(stage scheduler"):
-        fn = _region_fn
+def test_region_config_re_enabling_a_forced_reorder_is_refused_with_the_registry_reason():
+    def fn_with_region_config(x):
+        with lite_compiler.region(id="r", reorder_for_peak_memory=True):
+            return _region_fn(x)
 
-        def fn_with_region_config(x):
-            with lite_compiler.region(id="r", reorder_for_peak_memory=True):
-                return fn(x)
-
+    with pytest.raises(lite_compiler.LiteRegionConfigError) as refused:
         compile_lite(fn_with_region_config, fullgraph=True)(torch.randn(8))
+    message = str(refused.value)
+    assert "'reorder_for_peak_memory' = True" in message
+    assert "the registry forces reorder_for_peak_memory = False in regions too" in message
+    assert "torch_configs.toml:" in message  # where the policy is declared
 
 
 def _count_cos(graph, seen):
     seen.append(sum(1 for n in graph.nodes if n.target is torch.ops.aten.cos.default))
 
 
-def test_unregistered_user_custom_pass_is_refused():
-    def my_unregistered_pass(graph):
-        _count_cos(graph, [])
+SEEN = []
 
+
+def my_unregistered_pass(graph):
+    _count_cos(graph, SEEN)
+
+
+def my_counting_pass(graph):
+    _count_cos(graph, SEEN)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_seen():
+    SEEN.clear()
+    yield
+    SEEN.clear()
+
+
+def test_unregistered_user_custom_pass_is_refused_by_its_qualified_name():
     with torch._inductor.config.patch(post_grad_custom_post_pass=my_unregistered_pass), \
-            pytest.raises(lite_compiler.LitePassViolation, match="my_unregistered_pass"):
+            pytest.raises(lite_compiler.LitePassViolation) as refused:
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    assert refused.value.pass_name == qualified("my_unregistered_pass")
+    assert f'name = "{qualified("my_unregistered_pass")}"' in str(refused.value)  # the entry to add
+    assert SEEN == []
 
 
 def test_user_custom_pass_registered_lite_safe_runs(tmp_path, monkeypatch):
     registry = tmp_path / "mine.toml"
-    registry.write_text('[[pass]]\nname = "my_counting_pass"\nstage = "post_grad"\nlite = "region"\n'
-                        'kind = "custom_hook"\nwhy = "only counts nodes"\n')
+    registry.write_text(f'[[pass]]\nname = "{qualified("my_counting_pass")}"\nstage = "post_grad"\n'
+                        'lite = "region"\nkind = "custom_hook"\nwhy = "only counts nodes"\n')
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
-    seen = []
-
-    def my_counting_pass(graph):
-        _count_cos(graph, seen)
-
     with torch._inductor.config.patch(post_grad_custom_post_pass=my_counting_pass):
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert seen == [1]  # ran once, on the region's graph only
-    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_counting_pass"]
+    assert SEEN == [1]  # ran once, on the region's graph only
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == qualified("my_counting_pass")]
     assert entry.allowed and entry.stage == "post_grad" and "region[r]" in entry.graph
+
+
+def fx_graph_cse(graph):
+    """A user pass that happens to share the name of torch's own (allowed) fx_graph_cse and
+    changes numerics: cos(y) * 2 becomes cos(y) + 2."""
+    for node in graph.nodes:
+        if node.target is torch.ops.aten.mul.Tensor:
+            node.target = torch.ops.aten.add.Tensor
+
+
+def test_user_pass_named_like_a_torch_pass_cannot_borrow_its_permission():
+    from lite_compiler.config import registry
+
+    assert registry().get_pass("fx_graph_cse") is not None  # torch's pass of that name
+    x = torch.randn(8)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=fx_graph_cse), \
+            pytest.raises(lite_compiler.LitePassViolation) as refused:
+        compile_lite(_region_fn, fullgraph=True)(x)
+    assert refused.value.pass_name == qualified("fx_graph_cse")
+    assert "no registry names this pass" in refused.value.reason
 
 
 def test_ledger_records_every_pass_with_stage_graph_verdict_and_time():
@@ -86,12 +127,46 @@ def test_ledger_records_every_pass_with_stage_graph_verdict_and_time():
     assert ledger.to_dict()["passes"][0]["verdict"] == "allowed"
 
 
-def test_guard_is_inactive_outside_lite_compiles():
+def _guard_patch_points():
+    """Every attribute the guard patches while active: registry hooks, generic hooks, probes."""
+    from torch._inductor.pattern_matcher import PatternMatcherPass
     from torch.fx.passes.graph_transform_observer import GraphTransformObserver
 
+    from lite_compiler import effects, hooks
+    from lite_compiler.config import registry
+
+    points = [(GraphTransformObserver, "__enter__"), (GraphTransformObserver, "__exit__"),
+              (PatternMatcherPass, "apply")]
+    targets = [h.target for h in hooks.hook_table(registry())] + [p.target for p in effects.PROBES]
+    for target in targets:
+        try:
+            points.append(hooks.resolve(target))
+        except (ImportError, AttributeError):
+            continue  # a pass this torch lacks (registry range): nothing is patched there
+    return points
+
+
+def _raw(owner, attr):
+    return owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+
+
+def test_guard_is_inactive_outside_lite_compiles():
+    points = _guard_patch_points()
+    before = [_raw(owner, attr) for owner, attr in points]
     compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert not hasattr(GraphTransformObserver.__enter__, "__wrapped__")
+    after = [_raw(owner, attr) for owner, attr in points]
+    assert all(a is b for a, b in zip(after, before)), "torch is not restored after a lite compile"
     assert lite_compiler.guard_active() is False
+    # ... and it really was patched while the compile ran
+    from lite_compiler import hooks
+    from lite_compiler.config import registry
+    from lite_compiler.guard import session
+    from lite_compiler.ledger import Ledger
+
+    with session("lite", registry(), Ledger()):
+        during = [_raw(owner, attr) for owner, attr in points]
+    assert all(d is not b for d, b in zip(during, before))
+    assert not hooks.installed()
 
 
 def test_default_mode_compile_under_observe_never_refuses():
@@ -167,87 +242,75 @@ def test_global_lite_off_setting_is_overridden_loudly_not_silently():
 
 
 def _register(tmp_path, monkeypatch, *entries):
-    """A user registry file holding ``(name, lite)`` custom-hook passes (post_grad)."""
-    text = "".join(f'[[pass]]\nname = "{name}"\nstage = "post_grad"\nlite = "{lite}"\n'
+    """A user registry file holding ``(name, lite)`` custom-hook passes (post_grad), named by
+    their qualified identity in this module."""
+    text = "".join(f'[[pass]]\nname = "{qualified(name)}"\nstage = "post_grad"\nlite = "{lite}"\n'
                    'kind = "custom_hook"\nwhy = "only counts nodes"\n\n' for name, lite in entries)
     registry = tmp_path / "mine.toml"
     registry.write_text(text)
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
 
 
+def my_always_pass(graph):
+    _count_cos(graph, SEEN)
+
+
+def list_pass_always(graph):
+    SEEN.append("always")
+
+
+def list_pass_region(graph):
+    SEEN.append("region")
+
+
+def my_listed_unregistered_pass(graph):
+    SEEN.append("unregistered")
+
+
 def test_always_custom_pass_runs_exactly_once_per_fw_and_bw_graph(tmp_path, monkeypatch):
     # It runs on the whole graph, region nodes included; the regions must not run it again.
     _register(tmp_path, monkeypatch, ("my_always_pass", "always"))
-    seen = []
-
-    def my_always_pass(graph):
-        _count_cos(graph, seen)
-
     x = torch.randn(8, requires_grad=True)
     with torch._inductor.config.patch(post_grad_custom_post_pass=my_always_pass):
         compile_lite(_region_fn, fullgraph=True)(x).sum().backward()
     runs = [e.graph.rsplit("/", 1)[-1] for e in lite_compiler.last_ledger()
-            if e.name == "my_always_pass"]
+            if e.name == qualified("my_always_pass")]
     assert sorted(runs) == ["bw", "fw"]  # never on a region[...] graph
-    assert len(seen) == 2 and seen[0] == 1  # the fw graph, with its region's cos still in it
+    assert len(SEEN) == 2 and SEEN[0] == 1  # the fw graph, with its region's cos still in it
 
 
 def test_custom_passes_given_as_a_list_run_each_under_its_own_name(tmp_path, monkeypatch):
     _register(tmp_path, monkeypatch, ("list_pass_always", "always"), ("list_pass_region", "region"))
-    calls = []
-
-    def list_pass_always(graph):
-        calls.append("always")
-
-    def list_pass_region(graph):
-        calls.append("region")
-
     with torch._inductor.config.patch(post_grad_custom_post_pass=[list_pass_always, list_pass_region]):
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert calls == ["always", "region"]  # whole inference graph, then the region, once each
+    assert SEEN == ["always", "region"]  # whole inference graph, then the region, once each
     ledger = lite_compiler.last_ledger()
     assert "list" not in ledger.names() and not ledger.refused
-    (region_run,) = [e for e in ledger if e.name == "list_pass_region"]
+    (region_run,) = [e for e in ledger if e.name == qualified("list_pass_region")]
     assert "region[r]" in region_run.graph
 
 
 def test_unregistered_pass_in_a_list_is_refused_by_its_own_name(tmp_path, monkeypatch):
     _register(tmp_path, monkeypatch, ("list_pass_always", "always"))
-
-    def list_pass_always(graph):
-        pass
-
-    def my_listed_unregistered_pass(graph):
-        pass
-
     with torch._inductor.config.patch(
             post_grad_custom_pre_pass=[list_pass_always, my_listed_unregistered_pass]), \
             pytest.raises(lite_compiler.LitePassViolation) as refused:
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert refused.value.pass_name == "my_listed_unregistered_pass"
-
-
-def test_every_guard_hook_resolves_on_the_installed_torch():
-    from lite_compiler.config import registry
-    from lite_compiler.guard import HOOKS, _resolve, unresolved_hooks
-
-    reg = registry()
-    assert unresolved_hooks(reg) == []
-    for hook in HOOKS:
-        if not reg.match_pass(hook.name).exists_in(torch.__version__):
-            continue  # e.g. simple_overlap, new in torch 2.14
-        owner, attr = _resolve(hook.target)  # raises if this torch renamed or moved it
-        assert callable(getattr(owner, attr)), hook.target
+    assert refused.value.pass_name == qualified("my_listed_unregistered_pass")
+    assert SEEN == []  # refused before anything ran
 
 
 _GONE_HOOK_TARGET = "torch._inductor.scheduler:Scheduler.my_renamed_reorder"
+_GONE_ENTRY = ('[[pass]]\nname = "my_renamed_reorder"\nstage = "scheduler"\nlite = "never"\n'
+               f'kind = "scheduler"\nhook = "{_GONE_HOOK_TARGET}"\n')
 
 
-def test_hook_missing_from_torch_fails_closed(monkeypatch):
-    from lite_compiler import guard
+def test_hook_missing_from_torch_fails_closed(tmp_path, monkeypatch):
+    from lite_compiler import hooks
 
-    monkeypatch.setattr(guard, "HOOKS", (*guard.HOOKS, guard.Hook(
-        _GONE_HOOK_TARGET, "my_renamed_reorder", "scheduler", "scheduler")))
+    registry = tmp_path / "gone.toml"
+    registry.write_text(_GONE_ENTRY)
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
     # at import (lite_compiler._install runs at `import lite_compiler`) ...
     with pytest.raises(lite_compiler.LiteConfigError) as at_import:
         lite_compiler._install()
@@ -258,59 +321,53 @@ def test_hook_missing_from_torch_fails_closed(monkeypatch):
     # ... and at guard install: the compile never runs with the pass unguarded
     with pytest.raises(lite_compiler.LiteConfigError, match="my_renamed_reorder"):
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert not lite_compiler.guard_active() and not guard._saved
+    assert not lite_compiler.guard_active() and not hooks.installed()
 
 
 def test_hook_of_a_pass_the_registry_says_this_torch_lacks_is_skipped(tmp_path, monkeypatch):
-    from lite_compiler import guard
-
     registry = tmp_path / "gone.toml"
-    registry.write_text('[[pass]]\nname = "my_renamed_reorder"\nstage = "scheduler"\nlite = "never"\n'
-                        'kind = "scheduler"\ntorch = "<2.11"\n')
+    registry.write_text(_GONE_ENTRY + 'torch = "<2.11"\n')
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
-    monkeypatch.setattr(guard, "HOOKS", (*guard.HOOKS, guard.Hook(
-        _GONE_HOOK_TARGET, "my_renamed_reorder", "scheduler", "scheduler")))
     lite_compiler._install()
     x = torch.randn(8)
     torch.testing.assert_close(compile_lite(_region_fn, fullgraph=True)(x), _region_fn(x))
     assert not lite_compiler.last_ledger().refused
 
 
-def test_wildcard_registry_entry_lets_a_matching_custom_pass_run(tmp_path, monkeypatch):
+def my_fusion_1(graph):
+    _count_cos(graph, SEEN)
+
+
+def my_fusion_2(graph):
+    _count_cos(graph, SEEN)
+
+
+def test_scoped_wildcard_registry_entry_lets_a_matching_custom_pass_run(tmp_path, monkeypatch):
     _register(tmp_path, monkeypatch, ("my_fusion_*", "always"))
-    seen = []
-
-    def my_fusion_1(graph):
-        _count_cos(graph, seen)
-
     with torch._inductor.config.patch(post_grad_custom_post_pass=my_fusion_1):
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert seen == [1]
-    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_fusion_1"]
+    assert SEEN == [1]
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == qualified("my_fusion_1")]
     assert entry.allowed and entry.lite == "always" and entry.stage == "post_grad"
 
 
-def test_wildcard_region_entry_runs_the_pass_in_regions_only(tmp_path, monkeypatch):
+def test_scoped_wildcard_region_entry_runs_the_pass_in_regions_only(tmp_path, monkeypatch):
     _register(tmp_path, monkeypatch, ("my_fusion_*", "region"))
-    seen = []
-
-    def my_fusion_2(graph):
-        _count_cos(graph, seen)
-
     with torch._inductor.config.patch(post_grad_custom_pre_pass=my_fusion_2):
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
-    assert seen == [1]
-    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == "my_fusion_2"]
+    assert SEEN == [1]
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.name == qualified("my_fusion_2")]
     assert entry.allowed and "region[r]" in entry.graph
+
+
+def my_region_only_pass(graph):
+    return None
 
 
 def test_region_pass_installed_on_a_joint_hook_is_a_clear_error(tmp_path, monkeypatch):
     """A lite = "region" pass on a hook regions never run would silently do nothing: refuse it."""
-    def my_region_only_pass(graph):
-        return None
-
     registry = tmp_path / "team.toml"
-    registry.write_text('[[pass]]\nname = "my_region_only_pass"\nstage = "joint_graph"\n'
+    registry.write_text(f'[[pass]]\nname = "{qualified("my_region_only_pass")}"\nstage = "joint_graph"\n'
                         'lite = "region"\nwhy = "only touches annotated nodes"\n')
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
     x = torch.randn(8, requires_grad=True)

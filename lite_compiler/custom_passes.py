@@ -1,0 +1,117 @@
+"""User custom passes: the config attributes that hold them, their identity, and running them.
+
+The attributes come from the registry's ``kind = "custom_hook"`` entries (``hook =
+"torch._inductor.config:post_grad_custom_post_pass"``, ``"torch._functorch.config:joint_custom_pass"``,
+...), never from a list kept here. A user pass is identified as the lint names it: its qualified
+name ``module:QualName`` (an instance by its class), so ``def fx_graph_cse(graph)`` in a user
+module can never borrow the permission of torch's own ``fx_graph_cse``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lite_compiler import effects, guard
+
+
+@dataclass(frozen=True)
+class CustomHook:
+    """A config attribute that holds user passes: ``module`` (config module) . ``key``."""
+
+    name: str  # the registry entry's name (the config key)
+    module: str  # "torch._inductor.config" | "torch._functorch.config"
+    key: str
+    stage: str
+
+    @property
+    def config(self) -> Any:
+        return importlib.import_module(self.module)
+
+
+def custom_hooks(registry: Any) -> tuple[CustomHook, ...]:
+    hooks = []
+    for entry in registry.custom_hooks():
+        module, _, key = entry.hook.partition(":")
+        hooks.append(CustomHook(entry.name, module, key, entry.stage))
+    return tuple(hooks)
+
+
+def custom_hook(registry: Any, key: str) -> CustomHook | None:
+    return next((h for h in custom_hooks(registry) if h.key == key), None)
+
+
+def pass_identity(custom_pass: Any) -> str:
+    """The registry identity of a user pass: torch's own name for a pass defined in torch, else
+    ``module:QualName`` of the function (or of the class, for an instance)."""
+    from lite_guard.identity import pass_identity as identity
+
+    obj = custom_pass if callable(custom_pass) and hasattr(custom_pass, "__qualname__") \
+        else type(custom_pass)
+    module = getattr(obj, "__module__", None) or "<unknown>"
+    return identity(module, obj.__qualname__)
+
+
+def expand(value: Any) -> tuple[Any, ...]:
+    """The passes one custom-pass config value holds: torch accepts a pass or a list of passes."""
+    if value is None:
+        return ()
+    passes = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return tuple(p for p in passes if p is not None)
+
+
+def configured(registry: Any, stages: tuple[str, ...] | None = None,
+               keys: tuple[str, ...] | None = None) -> list[tuple[CustomHook, Any]]:
+    """(hook, pass) for every user pass currently set on a custom-hook config attribute."""
+    found = []
+    for hook in custom_hooks(registry):
+        if (stages is not None and hook.stage not in stages) or (keys is not None and hook.key not in keys):
+            continue
+        found += [(hook, p) for p in expand(getattr(hook.config, hook.key, None))]
+    return found
+
+
+def entry_of(registry: Any, custom_pass: Any) -> Any:
+    return registry.match_pass(pass_identity(custom_pass))
+
+
+def run(hook: CustomHook, custom_pass: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
+    """Check a user pass against the registry and, if allowed, run it on ``target`` (its change
+    to the graph is recorded as the pass's effect)."""
+    name = pass_identity(custom_pass)
+    with guard.timed(name, hook.stage, "custom_hook") as record, \
+            effects.registered_pass(name, hook.stage, (target,), record) as returned:
+        result = custom_pass(target, *args, **kwargs)
+        returned(result)
+        return result
+
+
+def guarded_value(hook: CustomHook, value: Any) -> Any:
+    """The config value with each pass it holds wrapped so the guard sees it when torch itself
+    calls it (functorch's joint_custom_pass, the scheduler's fusion passes). Keeps its shape."""
+    def wrap(custom_pass: Any) -> Callable[..., Any]:
+        @functools.wraps(custom_pass)
+        def guarded_pass(target: Any, *args: Any, **kwargs: Any) -> Any:
+            return run(hook, custom_pass, target, *args, **kwargs)
+
+        guarded_pass.__lite_guarded__ = True  # type: ignore[attr-defined]
+        return guarded_pass
+
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return type(value)(wrap(p) for p in value)
+    return wrap(value)
+
+
+def refuse_disallowed(registry: Any) -> None:
+    """Before anything compiles: every configured user pass that lite mode would refuse wherever
+    it ran (unregistered or lite = "never") is refused now, with its ledger row, whichever hook
+    holds it, including hooks the lite compiler never calls (custom_partitioner_fn)."""
+    for hook, custom_pass in configured(registry):
+        entry = entry_of(registry, custom_pass)
+        if entry is None or entry.lite == "never":
+            guard.check(pass_identity(custom_pass), hook.stage, "custom_hook")

@@ -1,0 +1,467 @@
+"""Checks by effect: a graph or schedule that changed with no registered cause is refused.
+
+The guard intercepts the passes the registry names (lite_compiler.hooks). A pass nobody named
+(patched into torch, or new in a torch release) is caught here instead, by what it did:
+
+* joint graph: the graph AOTAutograd traced reaches the partitioner unchanged, except by
+  registered passes that ran on it (their ledger row records what they changed);
+* partitioner: every op of the forward and backward graphs is an op of the joint graph (same
+  name, target and inputs): a partition may split and recompute, never rewrite;
+* outside regions: the fw/bw/inference graph that runs is the graph AOTAutograd handed the lite
+  compiler, node for node, apart from the region calls and registered custom passes;
+* inside regions: the region graph reaches lowering unchanged except by registered passes; the
+  scheduler's final order is the order lowering produced, modulo fusion groups (with reorders
+  off), and it neither drops nor invents nodes without a registered pass; wrapper codegen's
+  memory planning changes memory lines only, and a line of a registered pass class (ReuseLine)
+  counts as that pass running.
+
+Fingerprints are structural: each node's op, target, inputs (by node name), constant arguments,
+and the dtype and shape of its value. The checks run in lite sessions only (never at run time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import bisect
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lite_compiler import guard
+
+Fingerprint = tuple[tuple[Any, ...], ...]
+
+
+# ---- fingerprints -----------------------------------------------------------------------------
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    if module and qualname and not hasattr(target, "_schema"):
+        return f"{module}.{qualname}"
+    return str(target)  # OpOverload: "aten.mul.Tensor"
+
+
+def _value_summary(val: Any) -> Any:
+    shape = getattr(val, "shape", None)
+    dtype = getattr(val, "dtype", None)
+    if shape is not None and dtype is not None:
+        return (str(dtype), tuple(str(s) for s in shape))
+    if isinstance(val, (list, tuple)):
+        return tuple(_value_summary(v) for v in val)
+    return type(val).__name__ if val is not None else None
+
+
+def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> Any:
+    import torch.fx
+
+    def name_of(node: torch.fx.Node) -> str:
+        return rename(node) if rename is not None else node.name
+
+    return repr(torch.fx.node.map_arg(arg, lambda n: _Ref(name_of(n))))
+
+
+class _Ref:
+    """A node reference inside a fingerprinted argument: printed as ``%name``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"%{self.name}"
+
+
+def node_row(node: Any, rename: Callable[[Any], str] | None = None) -> tuple[Any, ...]:
+    return (node.name if rename is None else rename(node), node.op, _target_name(node.target),
+            _arg_key(node.args, rename), _arg_key(node.kwargs, rename),
+            _value_summary(node.meta.get("val")))
+
+
+def fingerprint(graph: Any, skip: Callable[[Any], bool] | None = None,
+                rename: Callable[[Any], str] | None = None) -> Fingerprint:
+    """One row per node, in graph order (``skip``: nodes left out; ``rename``: node names)."""
+    return tuple(node_row(n, rename) for n in graph.nodes if skip is None or not skip(n))
+
+
+def _same_row(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    # A value filled in where there was none (fake-tensor propagation) is not a change.
+    return a[:5] == b[:5] and (a[5] == b[5] or a[5] is None or b[5] is None)
+
+
+def same(before: Fingerprint, after: Fingerprint) -> bool:
+    return before == after or (len(before) == len(after)
+                               and all(_same_row(a, b) for a, b in zip(before, after)))
+
+
+def describe_change(before: Fingerprint, after: Fingerprint, limit: int = 3) -> str:
+    """What changed, for people: the first few nodes added, removed, rewritten or moved."""
+    old = {row[0]: row for row in before}
+    new = {row[0]: row for row in after}
+    parts: list[str] = []
+    for name, row in new.items():
+        if name not in old:
+            parts.append(f"node '{name}' ({row[2]}) added")
+        elif not _same_row(row, old[name]):
+            was = old[name]
+            what = (f"target {was[2]} -> {row[2]}" if was[2] != row[2] else
+                    f"inputs {was[3]} -> {row[3]}" if was[3] != row[3] else
+                    f"kwargs {was[4]} -> {row[4]}" if was[4] != row[4] else
+                    f"value {was[5]} -> {row[5]}")
+            parts.append(f"node '{name}' changed: {what}")
+    parts += [f"node '{name}' ({row[2]}) removed" for name, row in old.items() if name not in new]
+    if not parts:
+        order = [row[0] for row in after]
+        parts.append(f"nodes reordered (now {', '.join(order[:6])}{', ...' if len(order) > 6 else ''})")
+    more = f" (and {len(parts) - limit} more)" if len(parts) > limit else ""
+    return "; ".join(parts[:limit]) + more
+
+
+def graph_of(obj: Any) -> Any:
+    """The fx.Graph a pass argument stands for (GraphModule or Graph), else None."""
+    import torch.fx
+
+    if isinstance(obj, torch.fx.GraphModule):
+        return obj.graph
+    if isinstance(obj, torch.fx.Graph):
+        return obj
+    return None
+
+
+# ---- the state one compile shares -------------------------------------------------------------
+
+@dataclass
+class EffectState:
+    """The fingerprint each tracked graph must have when the next pass (or stage) looks at it."""
+
+    expected: dict[int, tuple[Any, Fingerprint, str]] = field(default_factory=dict)
+    # Scheduler operation names that registered passes removed (dead-node elimination).
+    removed: set[str] = field(default_factory=set)
+
+    def expect(self, graph: Any, where: str, fp: Fingerprint | None = None) -> Fingerprint:
+        fp = fingerprint(graph) if fp is None else fp
+        self.expected[id(graph)] = (graph, fp, where)  # the graph itself keeps its id unique
+        return fp
+
+    def tracked(self, graph: Any) -> bool:
+        held = self.expected.get(id(graph))
+        return held is not None and held[0] is graph
+
+    def verify(self, graph: Any, stage: str, here: str) -> Fingerprint | None:
+        """Refuse if ``graph`` changed since the last registered point; its fingerprint now."""
+        if not self.tracked(graph):
+            return None
+        _, fp, where = self.expected[id(graph)]
+        now = fingerprint(graph)
+        if not same(fp, now):
+            guard.refuse_effect(stage, f"the graph changed between {where} and {here}:"
+                                f" {describe_change(fp, now)}")
+        return now
+
+
+def _state() -> EffectState | None:
+    sess = guard.current_session()
+    if sess is None or sess.mode != "lite" or sess.effects is None:
+        return None
+    return sess.effects
+
+
+# ---- registered passes: what they changed is explained ----------------------------------------
+
+@contextlib.contextmanager
+def registered_pass(name: str, stage: str, args: tuple[Any, ...],
+                    record: Any) -> Iterator[Callable[[Any], None]]:
+    """Around an allowed registered pass: the graph it gets must be as expected (else something
+    unregistered ran before it), and whatever it changes becomes the new expectation, written
+    into its ledger row. Yields a callback for the pass's result (a new graph it returns)."""
+    state = _state()
+    graphs = [g for g in (graph_of(a) for a in args[:2]) if g is not None] if state else []
+    graphs = [g for g in graphs if state.tracked(g)] if state else []
+    before = {id(g): state.verify(g, stage, f"registered pass '{name}'") for g in graphs}
+    results: list[Any] = []
+    yield results.append
+    if state is None:
+        return
+    changes = []
+    for g in graphs:
+        after = state.expect(g, f"registered pass '{name}'")
+        if not same(before[id(g)], after):
+            changes.append(describe_change(before[id(g)], after))
+    for result in results:
+        returned = graph_of(result)
+        if returned is not None and graphs and returned is not graphs[0]:
+            state.expect(returned, f"registered pass '{name}'")
+            changes.append("returned a new graph")
+    if changes and record is not None:
+        record.effect = "; ".join(changes)
+
+
+def scheduler_pass_effect(name: str, scheduler: Any, record: Any) -> Callable[[], None]:
+    """Around an allowed scheduler pass: the nodes it removes are explained (dead-node
+    elimination); returns the callback to run after it."""
+    state = _state()
+    if state is None:
+        return lambda: None
+    before = _scheduled_names(scheduler.nodes)
+
+    def after() -> None:
+        removed = set(before) - set(_scheduled_names(scheduler.nodes))
+        if removed:
+            state.removed |= removed
+            if record is not None:
+                record.effect = f"removed {len(removed)} node(s): {', '.join(sorted(removed)[:5])}"
+
+    return after
+
+
+# ---- joint graph and partitioner (outside regions) --------------------------------------------
+
+def traced_joint(result: Any) -> Any:
+    """Probe on AOTAutograd's joint trace: remember what it produced."""
+    state = _state()
+    joint = graph_of(result[0]) if isinstance(result, tuple) and result else None
+    if state is not None and joint is not None:
+        state.expect(joint, "AOTAutograd's joint trace")
+    return result
+
+
+def _value_numbers(graph: Any, inputs: dict[str, Any] | None = None) -> dict[Any, Any]:
+    """Node -> the value it computes, structurally: (target, constants, values of its inputs).
+    Two nodes the partitioner's CSE may merge have the same number; a random op keeps its own
+    name in its number, so merging two of them (a numerics change) never looks equal."""
+    import torch
+
+    numbers: dict[Any, Any] = {}
+    for node in graph.nodes:
+        if node.op != "call_function":
+            known = (inputs or {}).get(node.name)
+            numbers[node] = known if known is not None else (node.op, node.name)
+            continue
+        args = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: _Ref(repr(numbers[n])))
+        tags = getattr(node.target, "tags", ())
+        seeded = torch.Tag.nondeterministic_seeded in tags if tags else False
+        numbers[node] = hash((_target_name(node.target), repr(args), node.name if seeded else ""))
+    return numbers
+
+
+def joint_before_partition(joint: Any) -> dict[str, Any] | None:
+    """At the partitioner's entry: the joint graph must be what AOTAutograd traced, changed only
+    by registered passes; returns what check_partition needs (the partitioner replaces
+    ``joint.graph``, so it is taken now): each value the joint computes, by node name."""
+    state = _state()
+    joint_graph = graph_of(joint)
+    if state is None or joint_graph is None:
+        return None
+    state.verify(joint_graph, "aot", "the partitioner")
+    numbers = _value_numbers(joint_graph)
+    return {node.name: number for node, number in numbers.items()}
+
+
+def check_partition(joint_values: dict[str, Any] | None, outputs: Any) -> None:
+    """The partitioner may split the joint graph, recompute its ops and merge equal ones (CSE);
+    every op of the forward and backward graphs must compute a value the joint graph computes."""
+    if joint_values is None or _state() is None:
+        return
+    computed = set(joint_values.values())
+    for side, module in zip(("forward", "backward"), outputs):
+        graph = graph_of(module)
+        if graph is None:
+            continue
+        # A backward input saved from the forward is named after the joint node it holds.
+        for node, number in _value_numbers(graph, joint_values).items():
+            if node.op == "call_function" and number not in computed:
+                what = ("is not in the joint graph" if node.name not in joint_values else
+                        "computes something else than the joint graph's node of that name")
+                guard.refuse_effect("aot", f"the partitioner's {side} graph has node '{node.name}'"
+                                    f" ({_target_name(node.target)}{_args_text(node)}), which {what}")
+
+
+def _args_text(node: Any) -> str:
+    return _arg_key(node.args, None)
+
+
+# ---- outside regions: the graph that runs is the graph AOTAutograd produced -------------------
+
+def outer_fingerprint(graph: Any, is_region_node: Callable[[Any], bool]) -> Fingerprint:
+    """The graph minus its regions: region nodes are left out and inputs from them read
+    ``%<region>``, so scooping regions into compiled calls leaves this unchanged."""
+    def rename(node: Any) -> str:
+        return "<region>" if is_region_node(node) else node.name
+
+    return tuple(node_row(n, rename) for n in graph.nodes if not is_region_node(n))
+
+
+def check_outer_graph(expected: Fingerprint, graph: Any, is_region_node: Callable[[Any], bool],
+                      where: str) -> None:
+    if _state() is None:
+        return
+    now = outer_fingerprint(graph, is_region_node)
+    if not same(expected, now):
+        guard.refuse_effect("lowering", f"outside regions, the graph that would run is not the"
+                            f" graph AOTAutograd produced ({where}): {describe_change(expected, now)}")
+
+
+# ---- inside regions: lowering, scheduler, wrapper codegen --------------------------------------
+
+def check_lowering_input(graph_lowering: Any) -> None:
+    """Probe on GraphLowering.run: the region graph is what the last registered pass left."""
+    state = _state()
+    if state is not None:
+        state.verify(graph_lowering.module.graph, "lowering", "lowering")
+
+
+def _scheduled_names(nodes: Any) -> list[str]:
+    names = []
+    for snode in nodes:
+        members = snode.get_nodes() if hasattr(snode, "get_nodes") else [snode]
+        names += [m.get_name() for m in members]
+    return names
+
+
+def check_schedule(lowered: list[str], scheduler: Any) -> None:
+    """After Scheduler._init: the final order is lowering's order modulo fusion groups; no node
+    appears from nowhere and none disappears unless a registered pass removed it."""
+    state = _state()
+    if state is None:
+        return
+    index = {name: i for i, name in enumerate(lowered)}
+    groups = [[m.get_name() for m in (s.get_nodes() if hasattr(s, "get_nodes") else [s])]
+              for s in scheduler.nodes]
+    scheduled = [name for group in groups for name in group]
+    invented = [n for n in scheduled if n not in index]
+    if invented:
+        guard.refuse_effect("scheduler", f"the schedule has node(s) lowering never produced:"
+                            f" {', '.join(invented[:5])}")
+    dropped = [n for n in lowered if n not in set(scheduled) and n not in state.removed]
+    if dropped:
+        guard.refuse_effect("scheduler", f"node(s) {', '.join(dropped[:5])} vanished from the"
+                            " schedule with no registered pass removing them")
+    # Fusion spans: a fused group covers the lowering positions between its first and last member;
+    # overlapping spans merge. Inside a span fusion may reorder; spans keep lowering's order.
+    spans = sorted((min(index[n] for n in g), max(index[n] for n in g)) for g in groups if g)
+    component: dict[int, int] = {}
+    merged: list[list[int]] = []
+    for low, high in spans:
+        if merged and low <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    starts = [m[0] for m in merged]
+    for name in scheduled:
+        component[index[name]] = bisect.bisect_right(starts, index[name]) - 1
+    order = [component[index[g[0]]] for g in groups if g]
+    for i in range(len(order) - 1):
+        if order[i + 1] < order[i]:
+            ahead, moved = groups[i][0], groups[i + 1][0]
+            guard.refuse_effect("scheduler", f"the scheduler's final order runs '{ahead}' before"
+                                f" '{moved}', but lowering produced '{moved}' first; no registered"
+                                " reorder and no fusion group explains the move")
+
+
+def _line_key(line: Any) -> Any:
+    return line if isinstance(line, str) else (type(line).__name__, id(line))
+
+
+def _describe_lines(before: list[Any], after: list[Any]) -> str:
+    def name(key: Any) -> str:
+        return key[0] if isinstance(key, tuple) else repr(key)[:60]
+
+    if len(after) > len(before):
+        what = "added"
+    elif len(after) < len(before):
+        what = "removed"
+    else:
+        what = "reordered"
+    i = next((i for i, (a, b) in enumerate(zip(before, after)) if a != b), min(len(before), len(after)))
+    was = name(before[i]) if i < len(before) else "end"
+    now = name(after[i]) if i < len(after) else "end"
+    return f"lines {what} (first difference at line {i}: {was} became {now})"
+
+
+def wrapper_passes(wrapper: Any, run: Callable[[], Any]) -> Any:
+    """Around PythonWrapperCodegen.run_wrapper_ir_passes: memory planning may change memory
+    lines only; a line whose class is a registered pass (ReuseLine) is that pass running."""
+    state = _state()
+    if state is None:
+        return run()
+    from torch._inductor.codegen.wrapper import MemoryPlanningLine
+
+    def code_lines() -> list[Any]:
+        return [_line_key(line) for line in wrapper.lines if not isinstance(line, MemoryPlanningLine)]
+
+    before = code_lines()
+    known = {id(line) for line in wrapper.lines}
+    result = run()
+    after = code_lines()
+    if after != before:
+        guard.refuse_effect("codegen", "wrapper codegen changed lines that are not memory planning:"
+                            f" {_describe_lines(before, after)}")
+    sess = guard.current_session()
+    seen: set[str] = set()
+    for line in wrapper.lines:
+        name = type(line).__name__
+        if id(line) in known or name in seen or sess is None:
+            continue
+        entry = sess.registry.match_pass(name) if sess.registry is not None else None
+        if entry is not None and entry.kind == "class" and entry.stage == "codegen":
+            seen.add(name)
+            guard.check(name, "codegen", "class")  # refuses a lite = "never" line class
+    return result
+
+
+# ---- probes: fixed observation points, patched in with the hooks -------------------------------
+
+@dataclass(frozen=True)
+class Probe:
+    target: str  # "module:Qual.name"
+    make: Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _probe_joint_trace(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def aot_dispatch_autograd_graph(*args: Any, **kwargs: Any) -> Any:
+        return traced_joint(original(*args, **kwargs))
+
+    return aot_dispatch_autograd_graph
+
+
+def _probe_lowering(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def run(self: Any, *args: Any) -> Any:
+        check_lowering_input(self)
+        return original(self, *args)
+
+    return run
+
+
+def _probe_scheduler(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def _init(self: Any, nodes: Any) -> Any:
+        if _state() is None:
+            return original(self, nodes)
+        lowered = [n.get_operation_name() for n in nodes]
+        result = original(self, nodes)
+        check_schedule(lowered, self)
+        return result
+
+    return _init
+
+
+def _probe_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def run_wrapper_ir_passes(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return wrapper_passes(self, lambda: original(self, *args, **kwargs))
+
+    return run_wrapper_ir_passes
+
+
+PROBES: tuple[Probe, ...] = (
+    Probe("torch._functorch._aot_autograd.graph_compile:aot_dispatch_autograd_graph", _probe_joint_trace),
+    Probe("torch._inductor.graph:GraphLowering.run", _probe_lowering),
+    Probe("torch._inductor.scheduler:Scheduler._init", _probe_scheduler),
+    Probe("torch._inductor.codegen.wrapper:PythonWrapperCodegen.run_wrapper_ir_passes", _probe_wrapper),
+)

@@ -1,0 +1,278 @@
+"""The guard's interception points, built from the registry, and patching them into torch.
+
+Every ``[[pass]]`` entry with a ``hook = "module:Qual.name"`` (custom-hook entries aside: those
+name config attributes, see lite_compiler.custom_passes) becomes one interception: while a guard
+session is active the function or method is replaced by a wrapper that asks the guard before it
+runs (``when``: only while that config key is truthy). Two generic interceptions catch the
+passes torch names at run time (GraphTransformObserver and PatternMatcherPass), and the effect
+probes (lite_compiler.effects.PROBES) watch stage boundaries for passes nobody named.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lite_compiler import effects, guard
+from lite_compiler.errors import LiteConfigError
+from lite_guard import SUPPORTED_TORCH_TEXT
+
+_CONFIG_MODULES = {"inductor": "torch._inductor.config", "functorch": "torch._functorch.config"}
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One interception point: ``target`` (``module:Qual.name``) runs as pass ``name``."""
+
+    target: str
+    name: str
+    stage: str
+    kind: str = "function"
+    when: tuple[str, str] | None = None  # (config module, dotted key)
+
+    def enabled(self) -> bool:
+        if self.when is None:
+            return True
+        module, key = self.when
+        config = importlib.import_module(_CONFIG_MODULES.get(module, module))
+        return bool(functools.reduce(getattr, key.split("."), config))
+
+
+def hook_table(registry: Any) -> tuple[Hook, ...]:
+    """The interceptions the registry declares (cached per registry object)."""
+    if registry is None:
+        return ()
+    cached = _TABLES.get(id(registry))
+    if cached is not None and cached[0] is registry:
+        return cached[1]
+    table = tuple(Hook(e.hook, e.name, e.stage, e.kind, e.when_key) for e in registry.hooked_passes())
+    if len(_TABLES) > 8:
+        _TABLES.clear()
+    _TABLES[id(registry)] = (registry, table)
+    return table
+
+
+_TABLES: dict[int, tuple[Any, tuple[Hook, ...]]] = {}
+
+
+def resolve(target: str) -> tuple[Any, str]:
+    """(owner, attribute) of a hook target; raises ImportError / AttributeError if torch lacks it.
+
+    A method must be defined on the class itself: patching one it inherits would shadow the
+    base class's and restore it onto the wrong class."""
+    module_name, qual = target.split(":")
+    owner: Any = importlib.import_module(module_name)
+    *path, attr = qual.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    if isinstance(owner, type) and attr not in owner.__dict__:
+        raise AttributeError(f"{owner.__qualname__} defines no {attr!r}")
+    if not isinstance(owner, type) and not hasattr(owner, attr):
+        raise AttributeError(f"module {module_name!r} has no attribute {attr!r}")
+    return owner, attr
+
+
+def _absent_from_this_torch(hook: Hook, registry: Any) -> bool:
+    """Whether the registry says the hooked pass does not exist in the installed torch."""
+    import torch
+
+    entry = registry.get_pass(hook.name) if registry is not None else None
+    return entry is not None and not entry.exists_in(torch.__version__)
+
+
+def unresolved_hooks(registry: Any) -> list[tuple[Hook, str]]:
+    """(hook, why) for every hook whose target the installed torch lacks, except the hooks whose
+    registry entry says the pass does not exist in this torch release."""
+    missing = []
+    for hook in hook_table(registry):
+        try:
+            resolve(hook.target)
+        except (ImportError, AttributeError) as exc:
+            if not _absent_from_this_torch(hook, registry):
+                missing.append((hook, f"{type(exc).__name__}: {exc}"))
+    return missing
+
+
+def check_hooks(registry: Any) -> None:
+    """Fail closed: a hook the installed torch does not have is one clear ``LiteConfigError``,
+    never a pass that silently runs unguarded."""
+    import torch
+
+    missing = unresolved_hooks(registry)
+    if missing:
+        hook, why = missing[0]
+        raise LiteConfigError(
+            f"lite_compiler cannot guard pass '{hook.name}': its hook {hook.target} does not resolve"
+            f" on torch {torch.__version__} ({why}); install a supported torch ({SUPPORTED_TORCH_TEXT}) or"
+            " upgrade lite-guard, or, if the pass is gone from this torch, give its registry entry"
+            " a torch = \"...\" range that excludes this release")
+
+
+# ---- the wrappers ------------------------------------------------------------------------------
+
+def guarded(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
+    """``fn`` asking the guard first; an allowed pass's effect on its graph is recorded."""
+    is_scheduler_method = hook.target.split(":")[1].startswith("Scheduler.")
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if guard.current_session() is None or not hook.enabled():
+            return fn(*args, **kwargs)
+        with guard.timed(hook.name, hook.stage, hook.kind) as record:
+            if is_scheduler_method and args:
+                after = effects.scheduler_pass_effect(hook.name, args[0], record)
+                result = fn(*args, **kwargs)
+                after()
+                return result
+            with effects.registered_pass(hook.name, hook.stage, args, record) as returned:
+                result = fn(*args, **kwargs)
+                returned(result)
+                return result
+
+    wrapper.__lite_guarded__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _observer_stage(observer: Any) -> str:
+    subsystem = getattr(observer, "subsystem", None) or ""
+    for stage in ("pre_grad", "joint_graph", "post_grad"):
+        if stage in subsystem:
+            return stage
+    return "lowering"
+
+
+def _observer_methods(original_enter: Callable[..., Any],
+                      original_exit: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    def __enter__(self: Any) -> Any:
+        if guard.current_session() is None:
+            return original_enter(self)
+        record = guard.check(self.passname, _observer_stage(self), "observer")
+        self._lite_effect = effects.registered_pass(self.passname, _observer_stage(self),
+                                                    (getattr(self, "gm", None),), record)
+        self._lite_effect.__enter__()
+        self._lite_record, self._lite_start = record, time.perf_counter()
+        return original_enter(self)
+
+    def __exit__(self: Any, *exc: Any) -> Any:
+        record = getattr(self, "_lite_record", None)
+        if record is not None:
+            record.seconds += time.perf_counter() - self._lite_start
+        result = original_exit(self, *exc)
+        effect = getattr(self, "_lite_effect", None)
+        if effect is not None:
+            self._lite_effect = None
+            effect.__exit__(None, None, None)
+        return result
+
+    return __enter__, __exit__
+
+
+def _pattern_apply(original_apply: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original_apply)
+    def apply(self: Any, gm: Any) -> int:
+        if guard.current_session() is None:
+            return original_apply(self, gm)
+        name = self.pass_name or "unnamed_pattern_matcher_pass"
+        with guard.timed(name, "post_grad", "pattern") as record, \
+                effects.registered_pass(name, "post_grad", (gm,), record):
+            return original_apply(self, gm)
+
+    return apply
+
+
+# ---- installing and restoring -----------------------------------------------------------------
+
+_saved: list[tuple[Any, str, Any]] = []
+_LOCK = threading.RLock()
+_users = 0
+
+
+def acquire(registry: Any) -> None:
+    """A thread's first session starts: patch torch if no other thread has."""
+    global _users
+    with _LOCK:
+        if _users == 0:
+            try:
+                _install(registry)
+            except BaseException:
+                _uninstall()
+                raise
+        _users += 1
+
+
+def release() -> None:
+    """A thread's last session ended: restore torch once no thread has a session."""
+    global _users
+    with _LOCK:
+        _users -= 1
+        if _users == 0:
+            _uninstall()
+
+
+def installed() -> bool:
+    return bool(_saved)
+
+
+def _patch(owner: Any, attr: str, new: Any) -> None:
+    raw = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+    _saved.append((owner, attr, raw))
+    setattr(owner, attr, new)
+
+
+def _wrap(owner: Any, attr: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    raw = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+    if isinstance(raw, staticmethod):
+        _patch(owner, attr, staticmethod(make(raw.__func__)))
+    else:
+        _patch(owner, attr, make(raw))
+
+
+def _install(registry: Any) -> None:
+    if registry is None:  # observe mode with a broken project registry: torch's own passes
+        registry = _shipped_registry()
+    for hook in hook_table(registry):
+        try:
+            owner, attr = resolve(hook.target)
+        except (ImportError, AttributeError):
+            # Only a hook the registry says this torch lacks gets here in a lite session: lite
+            # sessions run check_hooks first (fail closed). Observe sessions only record.
+            continue
+        _wrap(owner, attr, lambda fn, hook=hook: guarded(fn, hook))
+    from torch._inductor.pattern_matcher import PatternMatcherPass
+    from torch.fx.passes.graph_transform_observer import GraphTransformObserver
+
+    enter, exit_ = _observer_methods(GraphTransformObserver.__enter__, GraphTransformObserver.__exit__)
+    _patch(GraphTransformObserver, "__enter__", enter)
+    _patch(GraphTransformObserver, "__exit__", exit_)
+    _wrap(PatternMatcherPass, "apply", _pattern_apply)
+    for probe in effects.PROBES:
+        try:
+            owner, attr = resolve(probe.target)
+        except (ImportError, AttributeError):
+            continue  # a torch without this boundary: the checks on either side still run
+        _wrap(owner, attr, probe.make)
+
+
+def _shipped_registry() -> Any:
+    try:
+        from lite_guard.registry import Registry
+
+        return Registry.load(include_project=False)
+    except Exception:  # observing must work even when nothing can be loaded
+        return None
+
+
+def _uninstall() -> None:
+    while _saved:
+        owner, attr, raw = _saved.pop()
+        setattr(owner, attr, raw)
+
+
+def originals() -> dict[tuple[Any, str], Any]:
+    """What torch had before the guard patched it (empty when not installed): for tests."""
+    return {(owner, attr): raw for owner, attr, raw in _saved}
