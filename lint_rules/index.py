@@ -312,6 +312,10 @@ class _Extractor(ast.NodeVisitor):
     def _assign(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             self._bind(target.id, self.expr(value))
+            callee = value.args[0] if isinstance(value, ast.Call) and _last(value.func) == "partial" \
+                and value.args else value
+            if isinstance(callee, (ast.Name, ast.Attribute)) and _last(callee) in self.watched:
+                self.watched.add(target.id)  # Observer = functools.partial(GraphTransformObserver)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                 and target.value.id in ("self", "cls"):
             klass = self._method_class()

@@ -360,6 +360,43 @@ def test_third_party_pass_named_like_a_torch_pass_is_not_silenced_by_torchs_entr
     assert [f.name for f in report.findings] == ["vllmx.compilation.third_party:fx_graph_cse"]
 
 
+# ---- inside torch: torch names (tests/lint_fixtures/torch_like) -----------------------------
+
+TORCH_LIKE = FIXTURES / "torch_like" / "torch"
+
+
+def _lg001(tree: Path, *registries: Path) -> list[tuple]:
+    report = lint_paths([tree], Registry.from_files([BASES, VOCABULARY, *registries]), jobs=1)
+    return [(Path(f.path).name, f.line, f.col, f.name) for f in report.findings if f.code == "LG001"]
+
+
+def test_passes_inside_torch_are_named_by_their_torch_names():
+    # Bases resolve inside the tree (its own custom_graph_pass.py, pattern_matcher.py), an
+    # observer aliased through functools.partial is still an observer, and the base observing
+    # its own instances (PatternMatcherPass.apply) is not a new pass.
+    assert _lg001(TORCH_LIKE) == [
+        ("post_grad.py", 8, 18, "pass_patterns"),  # unnamed, known by its variable
+        ("post_grad.py", 9, 48, "my_new_fusion"),
+        ("post_grad.py", 22, 18, "remove_noop_ops"),
+        ("post_grad.py", 23, 18, "my_new_pass"),
+        ("post_grad.py", 25, 36, "pass_pattern_*"),  # f-string: runtime part is '*'
+        ("post_grad.py", 28, 7, "NewGraphPass"),
+    ]
+
+
+def test_the_torch_like_tree_is_clean_when_registered_by_torch_names():
+    assert _lg001(TORCH_LIKE, FIXTURES / "torch_like" / "registry.toml") == []
+
+
+def test_cycles_in_names_and_classes_end_and_are_reported():
+    assert _lg001(FIXTURES / "cycles" / "pkg") == [
+        ("a.py", 23, 7, "pkg.a:E"),
+        ("a.py", 31, 37, "pkg.a:q"),  # p = q, q = p: reported by the variable, never a hang
+        ("a.py", 32, 36, "pkg.a:C(...).x.y.z"),
+        ("a.py", 36, 37, "pkg.a:f.f.g.h"),
+    ]
+
+
 # ---- adding a rule is adding a file ------------------------------------------------------------
 
 THROWAWAY_RULE = '''
