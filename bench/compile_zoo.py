@@ -33,8 +33,8 @@ Guard: "guard off" is our lite compile with ``LiteCompiler.active`` (the only th
 guard sessions) replaced by a no-op context in the benchmark process -- no hooks patched in, no
 pass checked; the library has no switch for it. One extra process per model pays the lazy
 imports with a warm-up compile, then alternates aot_eager / ours / ours without guard K times
-(minimum of each), times the guard's own work directly (wrappers around guard._install,
-_uninstall and check), the registry load + config derivation, and finally times steady steps of
+(minimum of each), times the guard's own work directly (wrappers around hooks._install,
+hooks._uninstall and guard.check), the registry load + config derivation, and finally times steady steps of
 ours and aot_eager compiled in the same process, in alternating blocks of 10 (the run-time
 overhead). The cold lite process also times guard hook installation, registry load and the
 decomposition table with wrappers, to show where its first call goes.

@@ -129,7 +129,7 @@ def render(results: dict, meta: dict) -> tuple[str, dict]:
           " *Registry + config* = `derive_configs(registry())`, which every lite compile does afresh,"
           " guard or not. *Ledger* = the sum of the ledger's `seconds`: time spent *inside* guarded"
           " passes (the passes' own work, e.g. the min-cut partitioner), not the guard's cost."
-          " *Guard's own time* = time inside the guard's `_install`, `_uninstall` and `check`"
+          " *Guard's own time* = time inside the guard's `hooks._install`, `hooks._uninstall` and `guard.check`"
           " (timed by wrappers in the warm process): the direct measure, free of run-to-run noise.", "",
           "| model | fresh: guard on | fresh: guard off | fresh: on − off | warm: aot_eager |"
           " warm: ours, guard on | warm: guard off | warm: on − off | guard's own time |"
