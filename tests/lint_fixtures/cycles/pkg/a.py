@@ -7,20 +7,20 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 from .b import *  # noqa: F401,F403
 
 A = B  # noqa: F405
-p = q  # noqa: F821
+p = q  # noqa: F405
 q = p
 
 
-class C(D):  # noqa: F821
+class C(D):  # noqa: F405
     def __call__(self, g):
         return g
 
 
 class D(C):
-    x = D.y  # noqa: F821
+    x = D.y  # noqa: F405
 
 
-class E(CustomGraphPass, E):  # noqa: F821
+class E(CustomGraphPass, E):  # noqa: F405
     def __call__(self, g):
         return g
 
@@ -32,5 +32,5 @@ config.post_grad_custom_post_pass = p
 config.post_grad_custom_pre_pass = C().x.y.z
 
 
-def f(x=f):  # noqa: F821
+def f(x=f):  # noqa: F405
     config.joint_custom_post_pass = f.g.h
