@@ -29,6 +29,7 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
 from lite_compiler.regions import compile_regions, is_region_node
+from lite_compiler.session import session
 
 _frame_ids = itertools.count()
 
@@ -65,7 +66,7 @@ class LiteCompiler:
 
     @contextlib.contextmanager
     def active(self, graph: str) -> Any:
-        with guard.session("lite", self.registry, self.ledger, graph=graph, effects=self.effects):
+        with session("lite", self.registry, self.ledger, graph=graph, effects=self.effects):
             yield
 
     def _run_always_custom_passes(self, gm: torch.fx.GraphModule, stage: str) -> None:

@@ -1,10 +1,10 @@
-"""The runtime guard's core: guard sessions and the allow/refuse decision for one pass.
+"""The runtime guard's core: the per-thread session stack and the allow/refuse decision.
 
 A session is "lite" (enforce: unregistered or lite-unsafe passes raise ``LitePassViolation``) or
-"observe" (default mode under ``lite_guard trace``: record only). Sessions stack per thread; the
-interception points (lite_compiler.hooks, built from the registry) are patched into torch while
-any thread has a session and restored when the last one ends, so a plain default-mode compile
-never meets the guard. What the guard checks by effect lives in lite_compiler.effects.
+"observe" (default mode under ``lite_guard trace``: record only). Sessions stack per thread, so
+two threads compiling at once never judge or record each other's passes. Opening a session
+(which patches the interception points into torch) is lite_compiler.session's job; what the guard
+checks by effect lives in lite_compiler.effects; where it intercepts, in lite_compiler.hooks.
 """
 
 from __future__ import annotations
@@ -47,49 +47,18 @@ def current_session() -> Session | None:
     return stack[-1] if stack else None
 
 
-@contextlib.contextmanager
-def session(mode: str, registry: Any, ledger: Ledger, graph: str = "graph",
-            effects: Any = None) -> Iterator[Session]:
-    """``effects``: the compile's lite_compiler.effects.EffectState (one per compile, shared by
-    its sessions); a new one by default."""
-    from lite_compiler import hooks
-    from lite_compiler.effects import EffectState
-
-    if mode == "lite":
-        hooks.check_hooks(registry)  # fail closed: a lite session never runs with a hook missing
-    effects = effects if effects is not None else EffectState()
-    new = Session(mode=mode, registry=registry, ledger=ledger, graph=graph, effects=effects)
-    with _pushed(new):
-        yield new
-
-
-@contextlib.contextmanager
-def scope(graph: str, in_region: bool) -> Iterator[Session | None]:
-    """Same session, narrower scope: a named graph, inside or outside an annotated region."""
-    outer = current_session()
-    if outer is None:
-        yield None
-        return
-    inner = Session(outer.mode, outer.registry, outer.ledger, graph=graph, in_region=in_region,
-                    effects=outer.effects)
-    with _pushed(inner):
-        yield inner
-
-
-@contextlib.contextmanager
-def _pushed(new: Session) -> Iterator[None]:
-    from lite_compiler import hooks
-
+def push(new: Session) -> bool:
+    """Put ``new`` on this thread's stack; True if it is the thread's first (outermost) one."""
     stack = _stack()
-    if not stack:
-        hooks.acquire(new.registry)
     stack.append(new)
-    try:
-        yield
-    finally:
-        stack.pop()
-        if not stack:
-            hooks.release()
+    return len(stack) == 1
+
+
+def pop() -> bool:
+    """Take this thread's innermost session off; True if the thread has none left."""
+    stack = _stack()
+    stack.pop()
+    return not stack
 
 
 # ---- the decision ---------------------------------------------------------------------------

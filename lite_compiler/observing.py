@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from lite_compiler import guard
 from lite_compiler.ledger import Ledger, new_ledger
+from lite_compiler.session import session
 
 
 @contextlib.contextmanager
@@ -23,5 +23,5 @@ def observe(graph: str = "default") -> Iterator[Ledger]:
     # A cache hit would skip every pass; observing means compiling for real.
     with torch._inductor.config.patch(fx_graph_cache=False), \
             torch._functorch.config.patch(enable_autograd_cache=False), \
-            guard.session("observe", reg, ledger, graph=graph):
+            session("observe", reg, ledger, graph=graph):
         yield ledger

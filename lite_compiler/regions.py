@@ -19,6 +19,7 @@ from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import annotation_of, region_configs, region_key
 from lite_compiler.errors import LiteCompilerError, LiteRegionConfigError
 from lite_compiler.ledger import LedgerEntry
+from lite_compiler.session import scope as session_scope
 
 SUBMOD_PREFIX = "__lite_region_"
 
@@ -356,7 +357,7 @@ def compile_regions(
         submod = getattr(gm, submod_name)
         region_graph = f"{graph_name}/region[{key}]/{submod_name.removeprefix(SUBMOD_PREFIX)}"
         fake_inputs = [_fake_input(arg, region_graph) for arg in call.args]
-        with guard.scope(region_graph, in_region=True), \
+        with session_scope(region_graph, in_region=True), \
                 torch._inductor.config.patch({**lite_config, **configs, **REGION_FIXED_CONFIG}), \
                 guard.timed("regional_inductor", "lowering"):
             session = guard.current_session()

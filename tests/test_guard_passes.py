@@ -160,7 +160,7 @@ def test_guard_is_inactive_outside_lite_compiles():
     # ... and it really was patched while the compile ran
     from lite_compiler import hooks
     from lite_compiler.config import registry
-    from lite_compiler.guard import session
+    from lite_compiler.session import session
     from lite_compiler.ledger import Ledger
 
     with session("lite", registry(), Ledger()):

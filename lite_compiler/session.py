@@ -1,0 +1,55 @@
+"""Opening a guard session: the interception points go into torch while any thread has one.
+
+The outermost session of the process patches the registry's hooks and the effect probes in
+(lite_compiler.hooks); the last one to close restores torch untouched, so a plain default-mode
+compile never meets the guard. Sessions themselves and the decision live in lite_compiler.guard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from lite_compiler import guard, hooks
+from lite_compiler.effects import EffectState
+from lite_compiler.guard import Session
+from lite_compiler.ledger import Ledger
+
+
+@contextlib.contextmanager
+def session(mode: str, registry: Any, ledger: Ledger, graph: str = "graph",
+            effects: EffectState | None = None) -> Iterator[Session]:
+    """A guard session. ``effects``: the compile's EffectState (one per compile, shared by its
+    sessions); a new one by default."""
+    if mode == "lite":
+        hooks.check_hooks(registry)  # fail closed: a lite session never runs with a hook missing
+    new = Session(mode=mode, registry=registry, ledger=ledger, graph=graph,
+                  effects=effects if effects is not None else EffectState())
+    with _pushed(new):
+        yield new
+
+
+@contextlib.contextmanager
+def scope(graph: str, in_region: bool) -> Iterator[Session | None]:
+    """Same session, narrower scope: a named graph, inside or outside an annotated region."""
+    outer = guard.current_session()
+    if outer is None:
+        yield None
+        return
+    inner = Session(outer.mode, outer.registry, outer.ledger, graph=graph, in_region=in_region,
+                    effects=outer.effects)
+    with _pushed(inner):
+        yield inner
+
+
+@contextlib.contextmanager
+def _pushed(new: Session) -> Iterator[None]:
+    if guard.current_session() is None:
+        hooks.acquire(new.registry)
+    guard.push(new)
+    try:
+        yield
+    finally:
+        if guard.pop():
+            hooks.release()
