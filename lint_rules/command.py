@@ -43,8 +43,22 @@ def register(subparsers) -> None:
                         help="time budget of one file; a file over it is LG900 (default 30)")
     parser.add_argument("--no-cache", action="store_true",
                         help="neither read nor write the lint cache (LITE_GUARD_CACHE_DIR)")
+    parser.add_argument("--torch-version", type=_torch_version, default=None, metavar="VERSION",
+                        help="torch version of the linted tree when neither torch/version.py nor"
+                             " a checkout's version.txt says it (unknown: ranged registry entries"
+                             " are never reported stale)")
     add_registry_args(parser)
     parser.set_defaults(run=run)
+
+
+def _torch_version(text: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise argparse.ArgumentTypeError(f"not a version: '{text}' (write e.g. 2.13.0)") from None
+    return text
 
 
 def _positive_int(text: str) -> int:
@@ -134,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
         cache = None if args.no_cache else Cache()  # an unsafe cache dir: one warning, no cache
         report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude, cache=cache,
-                            limits=_limits(args))
+                            limits=_limits(args), torch_version=args.torch_version)
         if cache and cache.rejected:
             print(f"lite_guard check: {cache.rejected} cache entr{'y' if cache.rejected == 1 else 'ies'}"
                   f" failed verification and were linted again", file=sys.stderr)

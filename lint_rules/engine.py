@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lint_rules import isolation
+from lint_rules import isolation, versions
 from lint_rules.cache import Cache
 from lint_rules.findings import (FileFacts, FileResult, Finding, config_module_of, name_strings,
                                  symbols)
@@ -221,11 +221,9 @@ def _excluded(path: Path, pattern: str) -> bool:
 
 
 def torch_version_of(path: Path) -> str | None:
-    """The version of the torch tree a file belongs to, read from ``torch/version.py``."""
-    for parent in path.resolve().parents:
-        if parent.name == "torch":
-            return _read_version(parent / "version.py")
-    return None
+    """The version of the torch tree a file belongs to: ``torch/version.py``, else the checkout's
+    ``version.txt`` (lint_rules.versions)."""
+    return versions.torch_version_of(path)
 
 
 _VERSIONS: dict[Path, str | None] = {}
@@ -255,7 +253,8 @@ def ruleset_hash() -> str:
 def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None,
                cache: Cache | None = None, exclude: tuple[str, ...] = (),
                tree_rules: bool | None = None,
-               limits: isolation.Limits = isolation.DEFAULT_LIMITS) -> LintReport:
+               limits: isolation.Limits = isolation.DEFAULT_LIMITS,
+               torch_version: str | None = None) -> LintReport:
     """Lint files and trees. The tree-level rule (LG003) runs when every path is a directory."""
     report = LintReport()
     files, report.errors = discover(paths, exclude)
@@ -271,7 +270,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
         except isolation.Unreadable as exc:
             results[path] = isolation.uncheckable(str(path), str(exc))
             continue
-        version = torch_version_of(path)
+        version = torch_version_of(path) or torch_version  # --torch-version: when the tree cannot say
         module = module_name(path)  # by the __init__.py files around it: part of the key
         key = hashlib.sha256(f"{salt}\0{path}\0{version}\0{module}\0".encode(
             "utf-8", "surrogateescape") + data).hexdigest()
@@ -296,7 +295,8 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
     report.findings += found
     if tree_rules:
         report.findings += tree_findings(registry, [results[p].facts for p in files],
-                                         [p.as_posix() for p in files], _tree_version(files),
+                                         [p.as_posix() for p in files],
+                                         _tree_version(files, torch_version),
                                          names)
     report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     return report
@@ -317,12 +317,13 @@ def _import_libcst() -> None:
     import libcst  # noqa: F401  (imported once in the parent, inherited by every worker)
 
 
-def _tree_version(files: list[Path]) -> str | None:
-    """The torch version the tree is: its own if it is a torch tree, else the installed one."""
+def _tree_version(files: list[Path], given: str | None = None) -> str | None:
+    """The torch version the tree is: its own if it is a torch tree (else ``given``, else
+    unknown: None, so no ranged entry is judged), else ``given`` or the installed one."""
     for path in files:
         if config_module_of(path) == "inductor":
-            return torch_version_of(path)
-    return installed_torch_version()
+            return torch_version_of(path) or given
+    return given or installed_torch_version()
 
 
 def installed_torch_version() -> str | None:

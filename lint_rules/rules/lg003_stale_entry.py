@@ -3,7 +3,7 @@
 A tree-level rule: it needs every file's facts, so it runs once after all files are linted, and
 only when whole trees were linted (directories, not a handful of files). An entry is judged only
 against a tree it describes: a pass whose ``source`` is ``torch/_inductor/...`` when files under
-``torch/_inductor/`` were linted (``guard = "lite_compiler.x"``: files under ``lite_compiler/``;
+``torch/_inductor/`` were linted (``source = "lite_compiler/x.py"``: files under ``lite_compiler/``;
 neither: always), a config when its module's config file was linted, and only for the tree's
 torch version.
 "Exists" is deliberately generous (see ``_pass_exists``): a stale entry is one whose name is
@@ -15,7 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from packaging.specifiers import SpecifierSet
+
 from lint_rules.findings import Finding
+from lint_rules.versions import matches, upper_bound
 from lint_rules.examples import Example
 from lint_rules.rule import TreeRule
 from lite_guard.registry import PassEntry, Registry
@@ -61,7 +64,10 @@ class StaleEntry(TreeRule):
     NAME = "stale-entry"
     DESCRIPTION = "registry entry whose pass or config no longer exists in the tree"
     MESSAGE = ("registry {what} '{name}' is not found in the linted tree (torch {version});"
-               " remove the entry, or limit it with torch = \"<{version}\" if it was removed upstream")
+               " remove the entry, or limit it with torch = \"{spec}\" if it was removed upstream")
+    UNKNOWN_MESSAGE = ("registry {what} '{name}' is not found in the linted tree (torch version"
+                       " unknown); remove the entry, or give it a torch range if it was removed"
+                       " upstream (pass --torch-version to check ranged entries)")
 
     VALID = [
         Example('GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)\n',
@@ -72,32 +78,46 @@ class StaleEntry(TreeRule):
     ]
     INVALID = [
         Example('GraphTransformObserver(gm, "something_else").apply_graph_pass(f)\n',
-                registry=_REGISTRY),
+                registry=_REGISTRY, line=2,
+                message="registry pass 'remove_noop_ops' is not found in the linted tree (torch"
+                " 2.13.0); remove the entry, or limit it with torch = \"<2.13.0\" if it was removed"
+                " upstream"),
         Example("remove_noop_ops = PatternMatcherPass()\nreorder_for_speed = True\n",
-                path="torch/_inductor/config.py", registry=_REGISTRY),
+                path="torch/_inductor/config.py", registry=_REGISTRY, line=14,
+                message="registry config 'reorder_for_peak_memory' is not found in the linted tree"
+                " (torch 2.13.0); remove the entry, or limit it with torch = \"<2.13.0\" if it was"
+                " removed upstream"),
     ]
 
     @classmethod
     def check_tree(cls, registry: Registry, tree: TreeFacts) -> list[Finding]:
         findings = []
-        version = tree.torch_version or "?"
         covered: dict[str, bool] = {}
         for entry in registry.passes:
             root = _root_of(entry)
             if root and covered.setdefault(root, tree.covers(root)) is False:
                 continue
-            if not entry.exists_in(tree.torch_version):
+            if not cls._judged(entry.torch, tree.torch_version):
                 continue
             if cls._pass_exists(entry.name, tree):
                 continue
-            findings.append(cls._finding(entry.origin, entry.line, "pass", entry.name, version))
+            findings.append(cls._finding(entry, "pass", entry.name, tree.torch_version))
         for entry in registry.configs:
-            if entry.module not in tree.config_modules or not entry.exists_in(tree.torch_version):
+            if entry.module not in tree.config_modules \
+                    or not cls._judged(entry.torch, tree.torch_version):
                 continue
             if f"{entry.module}:{entry.key}" in tree.configs:
                 continue
-            findings.append(cls._finding(entry.origin, entry.line, "config", entry.key, version))
+            findings.append(cls._finding(entry, "config", entry.key, tree.torch_version))
         return findings
+
+    @staticmethod
+    def _judged(spec: str, version: str | None) -> bool:
+        """Is an entry with this torch range judged against this tree? Unknown version: only
+        entries without a range (a ranged entry may well describe another torch)."""
+        if version is None:
+            return not spec
+        return matches(spec, version)
 
     @staticmethod
     def _pass_exists(name: str, tree: TreeFacts) -> bool:
@@ -110,15 +130,30 @@ class StaleEntry(TreeRule):
         return any(fnmatchcase(name, pattern) for pattern in tree.globs if pattern.strip("*"))
 
     @classmethod
-    def _finding(cls, origin: str, line: int, what: str, name: str, version: str) -> Finding:
-        message = cls.MESSAGE.format(what=what, name=name, version=version)
-        return Finding(origin, line, 1, cls.CODE, message, name)
+    def _finding(cls, entry, what: str, name: str, version: str | None) -> Finding:
+        if version is None:
+            message = cls.UNKNOWN_MESSAGE.format(what=what, name=name)
+        else:
+            message = cls.MESSAGE.format(what=what, name=name, version=version,
+                                         spec=limited_range(entry.torch, version))
+        return Finding(entry.origin, entry.line, 1, cls.CODE, message, name)
+
+
+def limited_range(spec: str, version: str) -> str:
+    """``spec`` narrowed to end before ``version``: always a valid PEP 440 specifier set, never
+    with a local or pre-release part (``<2.12.0``, not ``<2.12.0+cu130``)."""
+    bound = upper_bound(version)
+    combined = ",".join(p for p in (spec.strip(), bound) if p)
+    SpecifierSet(combined)  # raises if we ever build an invalid one
+    return combined
 
 
 def _root_of(entry: PassEntry) -> str:
-    """The package an entry lives in: ``torch/_inductor`` for a source ``torch/_inductor/x.py``."""
+    """The package an entry lives in: ``torch/_inductor`` for a source ``torch/_inductor/x.py``,
+    ``lite_compiler`` for ``lite_compiler/decomposition.py``."""
     if entry.source:
-        return "/".join(entry.source.split("/")[:2])
+        directories = entry.source.split("/")[:-1]
+        return "/".join(directories[:2]) if directories else entry.source
     if entry.hook:
         return entry.hook.split(":")[0].split(".")[0]
     return ""

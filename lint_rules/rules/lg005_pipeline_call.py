@@ -1,0 +1,233 @@
+"""LG005: a call inside a registered pass pipeline that no registry entry names, and a new module
+in an FX pass package.
+
+The registry's ``[[pipeline]]`` rows name the functions that run passes in torch
+(``post_grad_passes``, ``joint_graph_passes``, ``Scheduler._init``, the partitioners, ...). Every
+call in such a function's own body is a step of the pipeline: whatever it calls must be named by a
+registry entry, a pass or a helper (``kind = "helper"``: ``lite = "always"`` when it transforms
+nothing, ``"never"`` when it does). A plain function someone adds to ``post_grad_passes`` is
+therefore a finding even when no observer or pattern pass announces it.
+
+How a call is named (the identity the registry is asked for, ``lite_guard.identity``): a callee
+resolved through the index to a torch definition is its torch name (the function or method name);
+one resolved outside torch is qualified (``builtins:isinstance``, ``functools:partial``); a
+method of a value the index cannot follow (``gm.graph.eliminate_dead_code``) is, in torch code,
+its method name. A call made on an observer or pattern pass (``GraphTransformObserver(gm,
+"x").apply_graph_pass(f)``) is covered by that pass's own name (LG001 checks it); calls inside
+the lambdas handed to it run under that name too (they are not in the root's own body).
+
+The FX pass packages are the packages that hold ``pre_grad`` / ``joint_graph`` / ``post_grad``
+pipeline roots and no other kind (``torch/_inductor/fx_passes``; not ``torch/_inductor``, which
+holds the scheduler's too): every module there must be some registry entry's ``source``, so a
+new pass file is a finding until someone registers what it does.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from lint_rules.examples import Example
+from lint_rules.findings import Finding
+from lint_rules.rule import IndexRule
+from lite_guard.hints import pass_hint
+from lite_guard.identity import is_torch_module, qualified_name
+
+FX_STAGES = ("pre_grad", "joint_graph", "post_grad")
+
+_REGISTRY = """
+[[base]]
+name = "torch.fx.passes.graph_transform_observer:GraphTransformObserver"
+role = "observer"
+name_arg = "passname"
+name_position = 1
+
+[[pipeline]]
+root = "torch._inductor.fx_passes.post_grad:post_grad_passes"
+stage = "post_grad"
+why = "runs the post-grad passes"
+
+[[pass]]
+name = "remove_noop_ops"
+stage = "post_grad"
+lite = "never"
+source = "torch/_inductor/fx_passes/post_grad.py"
+why = "removes no-op ops"
+
+[[pass]]
+name = "lazy_init"
+stage = "post_grad"
+kind = "helper"
+lite = "always"
+source = "torch/_inductor/fx_passes/post_grad.py"
+why = "registers the pattern tables once; transforms nothing"
+"""
+_PATH = "torch/_inductor/fx_passes/post_grad.py"
+
+
+class UnregisteredPipelineCall(IndexRule):
+    CODE = "LG005"
+    NAME = "unregistered-pipeline-call"
+    DESCRIPTION = "call inside a pass pipeline, or module of an FX pass package, that no registry entry names"
+    HELP = ("Register the callee: a pass entry if it transforms the graph, else kind = \"helper\""
+            " with lite = \"always\" and a why saying it transforms nothing.")
+    MESSAGE = ("'{root}' calls '{name}', which no registry entry names; a step of a pass pipeline"
+               " must be registered: {hint}")
+    MODULE_MESSAGE = ("module '{module}' is in the FX pass package '{package}' and no registry entry"
+                      " names it as its source; register the passes it defines (or its helpers)")
+
+    VALID = [
+        Example("def lazy_init():\n    pass\n\ndef remove_noop_ops(g):\n    pass\n\n"
+                "def post_grad_passes(gm):\n    lazy_init()\n    remove_noop_ops(gm.graph)\n"
+                "    GraphTransformObserver(gm, 'remove_noop_ops').apply_graph_pass(remove_noop_ops)\n",
+                path=_PATH, registry=_REGISTRY),
+        Example("def post_grad_passes(gm):\n    GraphTransformObserver(gm, 'x').apply_graph_pass("
+                "lambda g: rewrite(g))\n", path=_PATH, registry=_REGISTRY),  # named by its observer
+        Example("def other(gm):\n    rewrite(gm)\n", path=_PATH, registry=_REGISTRY),  # not a root
+    ]
+    INVALID = [
+        Example("def post_grad_passes(gm):\n    drop_dead_nodes(gm.graph)\n", path=_PATH,
+                registry=_REGISTRY, line=2,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                " 'drop_dead_nodes', which no registry"
+                " entry names; a step of a pass pipeline must be registered: [[pass]] name ="
+                ' "drop_dead_nodes", stage = "post_grad", lite = "never", kind = "helper", source ='
+                ' "torch/_inductor/fx_passes/post_grad.py"'),
+        Example("def post_grad_passes(gm):\n    gm.graph.eliminate_dead_code()\n", path=_PATH,
+                registry=_REGISTRY, line=2,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                " 'eliminate_dead_code', which no registry"
+                " entry names; a step of a pass pipeline must be registered: [[pass]] name ="
+                ' "eliminate_dead_code", stage = "post_grad", lite = "never", kind = "helper", source ='
+                ' "torch/_inductor/fx_passes/post_grad.py"'),
+        Example("from .fuse import fuse_rope_v3\n\ndef post_grad_passes(gm):\n"
+                "    if True:\n        fuse_rope_v3(gm)\n", path=_PATH, registry=_REGISTRY, line=5,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                " 'fuse_rope_v3', which no registry"
+                " entry names; a step of a pass pipeline must be registered: [[pass]] name ="
+                ' "fuse_rope_v3", stage = "post_grad", lite = "never", kind = "helper", source ='
+                ' "torch/_inductor/fx_passes/fuse.py"'),
+        Example("def rewrite(gm):\n    pass\n", path="torch/_inductor/fx_passes/new_rewrite.py",
+                registry=_REGISTRY, line=1,
+                message="module 'torch/_inductor/fx_passes/new_rewrite.py' is in the FX pass package"
+                " 'torch/_inductor/fx_passes' and no registry entry names it as its source; register"
+                " the passes it defines (or its helpers)"),
+    ]
+
+    @classmethod
+    def check(cls, index, registry) -> tuple[list[Finding], set[str]]:
+        findings: list[Finding] = []
+        seen: set[str] = set()  # names called in a pipeline: present in the tree (for LG003)
+        for pipeline in registry.pipelines:
+            module, _, qualname = pipeline.root.partition(":")
+            summary = index.modules.get(module)
+            if summary is None:
+                continue  # the root's module is not part of this lint
+            klass = qualname.rpartition(".")[0] if qualname.rpartition(".")[0] in summary["classes"] else ""
+            for callee, line, col in summary["calls"].get(qualname, []):
+                covered, name, candidates, home = cls._name(index, module, qualname, klass, callee)
+                seen.update(candidates)
+                if covered or any(_registered(registry, c) for c in candidates):
+                    continue
+                hint = pass_hint(name, pipeline.stage, "helper", source=_source(index, home or module))
+                findings.append(Finding(index.paths[module], line, col, cls.CODE, cls.MESSAGE.format(
+                    root=pipeline.root, name=name, hint=_one_line(hint)), name, hint))
+        findings += cls._new_modules(index, registry)
+        return findings, seen
+
+    @classmethod
+    def _name(cls, index, module: str, scope: str, klass: str, callee: list
+              ) -> tuple[bool, str, list[str], str]:
+        """(covered by an observer/pattern pass, the name to register, names that count, the
+        torch module that defines the callee when known)."""
+        if _on_named_pass(index, callee):
+            return True, "", [], ""
+        if callee[0] == "sub":  # OrderedSet[str](): the subscripted class is what is called
+            callee = callee[1]
+        text = _text(callee)
+        leaf = text.rsplit(".", 1)[-1]
+        ref = index.expr_ref(module, scope, callee, klass) if callee[0] in ("n", "sub") \
+            else ("unknown", text)
+        if ref[0] in ("class", "func", "instance") and ref[0] != "instance":
+            identity = index.identity(ref[1], ref[2])
+            home = ref[1] if is_torch_module(ref[1]) else ""
+            return False, identity, [identity, qualified_name(ref[1], ref[2])], home
+        if ref[0] == "ext" and ref[2]:
+            identity = index.ref_identity(ref)
+            if identity and not is_torch_module(ref[1]):
+                return False, identity, [identity], ""
+            return False, leaf, [leaf] + ([identity] if identity else []), ref[1]
+        if "." not in text and hasattr(builtins, text):
+            name = qualified_name("builtins", text)  # not defined or imported here: Python's own
+            return False, name, [name], ""
+        return False, leaf, [leaf, text], ""
+
+    @classmethod
+    def _new_modules(cls, index, registry) -> list[Finding]:
+        packages = fx_pass_packages(registry)
+        sources = {entry.source for entry in registry.passes if entry.source}
+        findings = []
+        for module, path in sorted(index.paths.items()):
+            package = next((p for p in packages if module.startswith(p + ".")), None)
+            if package is None:
+                continue
+            source = _source(index, module)
+            # A module directly in the package needs an entry of its own; one in a subpackage
+            # (auto_chunker/, serialized_patterns/) is covered by an entry anywhere in it.
+            inner = module[len(package) + 1:].split(".")
+            if len(inner) > 1 or path.endswith("__init__.py"):
+                prefix = "/".join([*package.split("."), inner[0]]) + "/"
+                if any(s.startswith(prefix) for s in sources):
+                    continue
+            elif source in sources:
+                continue
+            findings.append(Finding(path, 1, 1, cls.CODE, cls.MODULE_MESSAGE.format(
+                module=source, package=package.replace(".", "/")), source))
+        return findings
+
+
+def fx_pass_packages(registry) -> set[str]:
+    """Packages that hold FX-stage pipeline roots and no other kind (torch._inductor.fx_passes;
+    not torch._inductor, which also holds the scheduler's)."""
+    def package(pipeline) -> str:
+        return pipeline.root.partition(":")[0].rpartition(".")[0]
+
+    fx = {package(p) for p in registry.pipelines if p.stage in FX_STAGES}
+    return fx - {package(p) for p in registry.pipelines if p.stage not in FX_STAGES}
+
+
+def _registered(registry, name: str) -> bool:
+    return bool(name) and registry.match_pass(name) is not None
+
+
+def _on_named_pass(index, callee: list) -> bool:
+    """Is this call made on (or is it) an observer / pattern-pass construction?"""
+    roles = index.vocab.short_names
+    node = callee
+    while node and node[0] in ("a", "call", "n"):
+        if node[0] == "n":
+            parts = node[1].split(".")
+            return any(p in roles for p in parts[:-1]) or parts[-1] in roles
+        if node[0] == "call" and _text(node[1]).rsplit(".", 1)[-1] in roles:
+            return True
+        node = node[1]
+    return False
+
+
+def _source(index, module: str) -> str:
+    """The registry ``source`` spelling of a module: ``torch/_inductor/fx_passes/x.py``."""
+    path = index.paths.get(module, "")
+    relative = module.replace(".", "/")
+    suffix = "/__init__.py" if path.endswith("__init__.py") else ".py"
+    return relative + suffix
+
+
+def _text(expr: list) -> str:
+    from lint_rules.index import text_of
+
+    return text_of(expr)
+
+
+def _one_line(hint: str) -> str:
+    from lite_guard.hints import one_line
+
+    return one_line(hint)
