@@ -13,6 +13,7 @@ EXAMPLE_REGISTRY = """
 name = "remove_noop_ops"
 stage = "post_grad"
 lite = "always"
+source = "torch/_inductor/fx_passes/post_grad.py"
 why = "removes ops that do nothing; numerics-neutral"
 
 [[pass]]

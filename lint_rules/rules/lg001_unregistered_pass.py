@@ -16,6 +16,7 @@ Each is named by the identity the runtime guard checks: torch's own name inside 
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 from lint_rules.examples import Example
@@ -23,7 +24,8 @@ from lint_rules.findings import Finding
 from lint_rules.index import Index, Unresolved, text_of
 from lint_rules.rule import IndexRule
 from lite_guard.hints import one_line, pass_hint
-from lite_guard.identity import is_torch_module, qualified_name
+from lite_guard.identity import is_qualified, is_torch_module, qualified_name
+from lite_guard.registry import SHIPPED_DIR
 from lite_guard.stages import guess_stage
 
 _IMPORTS = ("from torch._inductor.custom_graph_pass import CustomGraphPass\n"
@@ -69,12 +71,15 @@ class UnregisteredPass(IndexRule):
     ]
     INVALID = [
         Example(_IMPORTS + 'GraphTransformObserver(gm, "fuse_everything").apply_graph_pass(f)',
-                line=5, message=_msg("example:fuse_everything", "GraphTransformObserver",
+                line=5, message=_msg("fuse_everything", "GraphTransformObserver",
                                      "post_grad", "observer")),
-        # Outside torch, a pass named like a torch pass is still its own (qualified) pass.
+        # Outside torch, a pass named like a torch pass is not that pass: the guard only sees the
+        # name, so torch's entry would let it run. It needs a name of its own.
         Example(_IMPORTS + 'GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)',
-                line=5, message=_msg("example:remove_noop_ops", "GraphTransformObserver",
-                                     "post_grad", "observer")),
+                line=5, message=_msg("example.remove_noop_ops", "GraphTransformObserver named"
+                                     " 'remove_noop_ops' like torch's own pass, which the runtime"
+                                     " guard cannot tell apart; rename it", "post_grad",
+                                     "observer")),
         Example(_IMPORTS + 'with GraphTransformObserver(gm, passname="fuse_everything"):\n    pass',
                 path="torch/_inductor/fx_passes/post_grad.py",
                 line=5, message=_msg("fuse_everything", "GraphTransformObserver", "post_grad",
@@ -87,18 +92,18 @@ class UnregisteredPass(IndexRule):
                 line=8, message=_msg("example:Fusion.patterns", "PatternMatcherPass without a"
                                      " name, known by its variable", "post_grad", "pattern")),
         Example(_IMPORTS + 'NAME = "my_fusion"\np = PatternMatcherPass(pass_name=NAME)',
-                line=6, message=_msg("example:my_fusion", "PatternMatcherPass", "post_grad",
+                line=6, message=_msg("my_fusion", "PatternMatcherPass", "post_grad",
                                      "pattern")),
         Example(_IMPORTS + 'class Fusion:\n    pass_name = "rms_fusion"\n    def __init__(self):\n'
                 '        self.p = PatternMatcherPass(pass_name=self.pass_name)',
-                line=8, message=_msg("example:rms_fusion", "PatternMatcherPass", "post_grad",
+                line=8, message=_msg("rms_fusion", "PatternMatcherPass", "post_grad",
                                      "pattern")),
         Example(_IMPORTS + 'def make(name):\n    return PatternMatcherPass(pass_name=name)',
                 line=6, message=_msg("example:make.name", "PatternMatcherPass; its name 'name' is"
                                      " not a constant, so it is known by its owner", "post_grad",
                                      "pattern")),
         Example(_IMPORTS + 'with GraphTransformObserver(gm, f"my_pass_{i}"):\n    pass',
-                line=5, message=_msg("example:my_pass_*", "GraphTransformObserver", "post_grad",
+                line=5, message=_msg("my_pass_*", "GraphTransformObserver", "post_grad",
                                      "observer")),
         Example(_IMPORTS + 'class MyPass(CustomGraphPass):\n    def __call__(self, g):\n'
                 '        pass\n    def uuid(self):\n        return None',
@@ -223,14 +228,20 @@ class _Check:
                 form = (f"{label}; its name '{value.text}' is not a constant, so it is known by its"
                         " owner")
                 self._found(module, line, col, name, form, kind, stage)
+            elif not torch and self._torch_entry(value[1]):
+                # The guard knows an observed pass only by this name, so torch's entry would let
+                # this pass run: it needs a name of its own.
+                own = f"{module}.{value[1]}"
+                self._report(module, line, col, own, f"{label} named '{value[1]}' like torch's own"
+                             f" pass, which the runtime guard cannot tell apart; rename it", kind,
+                             stage)
             elif value[0] == "glob":
-                name = value[1] if torch else qualified_name(module, value[1])
+                name = value[1]
                 self.names.add(name)
                 if name.strip("*") and not self._glob_registered(name):
                     self._report(module, line, col, name, label, kind, stage)
             else:
-                name = value[1] if torch else qualified_name(module, value[1])
-                self._found(module, line, col, name, label, kind, stage)
+                self._found(module, line, col, value[1], label, kind, stage)
 
     def _unnamed(self, module: str, site: dict, label: str, kind: str, stage: str) -> None:
         target = site.get("target") or ""
@@ -304,6 +315,12 @@ class _Check:
         if ref[0] == "module":
             return ref[1] == hook_module or ref[1].endswith(".config")
         return ref[0] != "instance"  # self.post_grad_custom_post_pass is an object's own field
+
+    def _torch_entry(self, name: str) -> bool:
+        """Is ``name`` registered as one of torch's own passes (a torch name, from torch)?"""
+        entry = self.registry.match_pass(name) if "*" not in name else None
+        return entry is not None and not is_qualified(entry.name) \
+            and (entry.source.startswith("torch/") or Path(entry.origin).parent == SHIPPED_DIR)
 
     # ---- reporting -----------------------------------------------------------------------
     def _glob_registered(self, pattern: str) -> bool:
