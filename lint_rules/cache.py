@@ -99,14 +99,25 @@ _VALIDATOR = None
 
 
 def _validator():
+    """The entry schema compiled to Python (fastjsonschema: ~25x faster than interpreting it, and
+    a warm run validates every entry it reads)."""
     global _VALIDATOR
     if _VALIDATOR is None:
-        import jsonschema
+        import fastjsonschema
 
-        schema = entry_schema()
-        jsonschema.Draft202012Validator.check_schema(schema)
-        _VALIDATOR = jsonschema.Draft202012Validator(schema)
+        _VALIDATOR = fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#",
+                                             **entry_schema()})
     return _VALIDATOR
+
+
+def valid_entry(result: object) -> bool:
+    import fastjsonschema
+
+    try:
+        _validator()(result)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
 
 
 def _canonical(key: str, result: dict) -> bytes:
@@ -252,7 +263,7 @@ class Cache:
             return None
         if not hmac.compare_digest(expected, entry["mac"]):
             return None
-        if not _validator().is_valid(entry["result"]):
+        if not valid_entry(entry["result"]):
             return None  # our own key, but not our shape: an older writer or a bug; re-lint
         return FileResult.from_dict(entry["result"])
 

