@@ -108,6 +108,9 @@ def op_reason(gm: torch.fx.GraphModule) -> str | None:
     from torch._inductor.utils import get_first_incompatible_cudagraph_node
 
     node = get_first_incompatible_cudagraph_node(gm)
+    if node is None:  # torch 2.11's list names it without its overload, so it never matches
+        node = next((n for n in gm.graph.nodes if n.op == "call_function"
+                     and str(n.target).startswith("aten._local_scalar_dense")), None)
     if node is not None:
         return f"op '{node.name}' ({node.target}) cannot be captured"
     for node in gm.graph.nodes:
