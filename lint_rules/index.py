@@ -589,8 +589,17 @@ class Index:
         self.modules: dict[str, dict] = {}
         self.paths: dict[str, str] = {}
         for path, summary in summaries:
-            self.modules[summary["module"]] = summary
-            self.paths[summary["module"]] = path
+            name = summary["module"]
+            if name in self.modules:
+                # Two files of one module name (two projects' conftest.py, scripts without a
+                # package): both are checked; the second resolves its own names under an alias.
+                n = 2
+                while f"{name}<{n}>" in self.modules:
+                    n += 1
+                name = f"{name}<{n}>"
+                summary = {**summary, "module": name}
+            self.modules[name] = summary
+            self.paths[name] = path
         self._external: dict[str, dict | None] = {}
         self._allow_external = external
         self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
@@ -837,7 +846,7 @@ class Index:
     # ---- identities ----------------------------------------------------------------------
     def identity(self, module: str, qualname: str, torch_name: str | None = None) -> str:
         """Torch's own name inside torch, ``module:qualname`` everywhere else."""
-        return pass_identity(module, qualname, torch_name)
+        return pass_identity(real_module(module), qualname, torch_name)
 
     def ref_identity(self, ref: Ref) -> str | None:
         if ref[0] in ("class", "func", "instance"):
@@ -934,6 +943,11 @@ class Index:
             else:
                 out.append(Unresolved(_text(expr)))
         return out
+
+
+def real_module(module: str) -> str:
+    """The module name of an index entry (``conftest<2>``, a second file named so: ``conftest``)."""
+    return module.split("<", 1)[0]
 
 
 def split_external(module: str, qualname: str) -> tuple[str, str]:

@@ -281,6 +281,15 @@ def test_list_of_custom_passes_is_one_finding_per_pass(tmp_path):
         "user_code:my_pass_a", "user_code:my_pass_b", "user_code:my_pass_c"]
 
 
+def test_two_files_of_one_module_name_are_both_checked(tmp_path):
+    for project, line in (("a", "p = PatternMatcherPass(pass_name='one')"), ("b", "q = PatternMatcherPass()")):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "conftest.py").write_text(PMP + line + "\n")
+    report = lint_paths([tmp_path], VOCAB, jobs=1)
+    assert [(Path(f.path).parent.name, f.line, f.name) for f in report.findings] == [
+        ("a", 2, "one"), ("b", 2, "conftest:q")]
+
+
 # ---- a real-world-shaped tree (tests/lint_fixtures/vllm_like) --------------------------------
 
 VLLM_LIKE = FIXTURES / "vllm_like"

@@ -21,7 +21,7 @@ from typing import Any
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
-from lint_rules.index import Index, Unresolved, text_of
+from lint_rules.index import Index, Unresolved, real_module, text_of
 from lint_rules.rule import IndexRule
 from lite_guard.hints import one_line, pass_hint
 from lite_guard.identity import is_qualified, is_torch_module, qualified_name
@@ -191,7 +191,7 @@ class _Check:
             self.classes.add(name)
             form = f"class deriving from {_short(base)}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
-                        guess_stage(module, qualname))
+                        guess_stage(real_module(module), qualname))
 
     # ---- observers and pattern passes ----------------------------------------------------
     def _constructor(self, module: str, site: dict) -> None:
@@ -216,22 +216,22 @@ class _Check:
         line, col = site["pos"].get(key, [site["line"], site["col"]]) if argument is not None \
             else (site["line"], site["col"])
         values = index.strings(module, scope, argument, klass) if argument is not None else []
-        torch = is_torch_module(module)
-        stage = guess_stage(module)
+        torch = is_torch_module(real_module(module))
+        stage = guess_stage(real_module(module))
         if not values:  # no name: known by the variable it is kept in
             self._unnamed(module, site, label, kind, stage)
             return
         for value in values:
             if isinstance(value, Unresolved):
                 owner = _owner(site)
-                name = qualified_name(module, f"{owner}.{value.text}" if owner else value.text)
+                name = qualified_name(real_module(module), f"{owner}.{value.text}" if owner else value.text)
                 form = (f"{label}; its name '{value.text}' is not a constant, so it is known by its"
                         " owner")
                 self._found(module, line, col, name, form, kind, stage)
             elif not torch and self._torch_entry(value[1]):
                 # The guard knows an observed pass only by this name, so torch's entry would let
                 # this pass run: it needs a name of its own.
-                own = f"{module}.{value[1]}"
+                own = f"{real_module(module)}.{value[1]}"
                 self._report(module, line, col, own, f"{label} named '{value[1]}' like torch's own"
                              f" pass, which the runtime guard cannot tell apart; rename it", kind,
                              stage)
@@ -246,7 +246,7 @@ class _Check:
     def _unnamed(self, module: str, site: dict, label: str, kind: str, stage: str) -> None:
         target = site.get("target") or ""
         var = target.rsplit(".", 1)[-1]
-        if is_torch_module(module):
+        if is_torch_module(real_module(module)):
             # Torch's unnamed pattern passes are registered by variable, as spelled before
             # identities were qualified: "patterns", "joint_graph.patterns", "post_grad.f.x".
             stem = module.rsplit(".", 1)[-1]
@@ -265,7 +265,7 @@ class _Check:
                 owner = f"{site['scope']}.{var}" if var else site["scope"]
             else:
                 owner = var or "<module>"
-            name = qualified_name(module, owner)
+            name = qualified_name(real_module(module), owner)
         self._found(module, site["line"], site["col"], name,
                     f"{label} without a name, known by its variable", kind, stage)
 
@@ -282,7 +282,7 @@ class _Check:
             line, col = site["line"], site["col"]
             if isinstance(value, Unresolved):
                 owner = _owner(site)
-                name = qualified_name(module, f"{owner}.{value.text}" if owner else value.text)
+                name = qualified_name(real_module(module), f"{owner}.{value.text}" if owner else value.text)
                 self._found(module, line, col, name,
                             f"{form}; the value '{value.text}' cannot be resolved statically,"
                             " register what flows in", "function", stage)
