@@ -1,4 +1,10 @@
-"""``torch.compile(model, mode="lite")`` after ``import lite_compiler``."""
+"""``torch.compile(model, mode="lite")`` after ``import lite_compiler``.
+
+The name ``backend="lite"`` belongs to the ``torch_dynamo_backends`` entry point (pyproject.toml):
+Dynamo loads it on first use, with or without this import. Registering the name here as well
+would make Dynamo's lazy entry-point load fail with "duplicate name: lite", so the import only
+wraps ``torch.compile`` to route ``mode="lite"``.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,8 @@ from typing import Any
 def install_lite_mode() -> None:
     import torch
 
-    from lite_compiler.backend import lite_backend, register
+    from lite_compiler.backend import lite_backend
 
-    register()
     if getattr(torch.compile, "__lite_mode__", False):
         return
     original = torch.compile
