@@ -166,6 +166,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -178,7 +179,7 @@ def main() -> int:
         return 0
     # Every variant and the checks each run in their own fresh process, so no first call is
     # measured after something else compiled (and cached) the same region.
-    rows = [run_child(name, args.iters) for name in VARIANTS]
+    rows = [run_child(name, args.iters) for name in args.variants.split(",")]
     checks = run_child("checks", args.iters)
     report = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "checks": checks,
               "rows": rows}
