@@ -91,6 +91,26 @@ def _tv_rules(module: str, cls: str, region: str) -> Callable[[], list[Any]]:
     return rules
 
 
+def _tv_mobilenet() -> nn.Module:
+    """MobileNetV3 from its own class and block config (the small variant's first four blocks:
+    squeeze-excitation, hardswish, depthwise convs); the full one takes minutes per compile."""
+    _tv()
+    from torchvision.models.mobilenetv3 import InvertedResidualConfig as C, MobileNetV3
+
+    blocks = [C(16, 3, 16, 16, True, "RE", 2, 1, 1.0), C(16, 3, 72, 24, False, "RE", 2, 1, 1.0),
+              C(24, 3, 88, 24, False, "RE", 1, 1, 1.0), C(24, 5, 96, 40, True, "HS", 2, 1, 1.0)]
+    return MobileNetV3(blocks, last_channel=128, num_classes=10)
+
+
+def _tv_efficientnet() -> nn.Module:
+    _tv()
+    from torchvision.models.efficientnet import EfficientNet, MBConvConfig
+
+    blocks = [MBConvConfig(1, 3, 1, 32, 16, 1), MBConvConfig(6, 3, 2, 16, 24, 2)]
+    return EfficientNet(blocks, dropout=0.2, stochastic_depth_prob=0.2, num_classes=10,
+                        last_channel=128)
+
+
 def _tv_convnext() -> nn.Module:
     _tv()
     from torchvision.models.convnext import CNBlockConfig, ConvNeXt
@@ -110,7 +130,7 @@ def _tv_swin() -> nn.Module:
     _tv()
     from torchvision.models.swin_transformer import SwinTransformer
 
-    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depth=[2, 2], num_heads=[2, 2],
+    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
                            window_size=[2, 2], num_classes=10)
 
 
@@ -165,11 +185,9 @@ _DECODER = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden
 CASES: dict[str, Case] = {c.name: c for c in [
     Case("torchvision resnet (BasicBlock [1,1,1,1])", "torchvision", _tv_resnet, _image(),
          _tv_rules("torchvision.models.resnet", "BasicBlock", "block"), ci=True),
-    Case("torchvision mobilenet_v3_small", "torchvision",
-         lambda: _tv().models.mobilenet_v3_small(num_classes=10), _image(),
+    Case("torchvision mobilenet_v3 (4 blocks)", "torchvision", _tv_mobilenet, _image(),
          _tv_rules("torchvision.ops.misc", "SqueezeExcitation", "se")),
-    Case("torchvision efficientnet_b0", "torchvision",
-         lambda: _tv().models.efficientnet_b0(num_classes=10), _image(),
+    Case("torchvision efficientnet (3 MBConv)", "torchvision", _tv_efficientnet, _image(),
          _tv_rules("torchvision.ops.misc", "SqueezeExcitation", "se")),
     Case("torchvision convnext (2 stages)", "torchvision", _tv_convnext, _image(),
          _tv_rules("torchvision.models.convnext", "CNBlock", "block")),
@@ -179,12 +197,11 @@ CASES: dict[str, Case] = {c.name: c for c in [
          lambda: [("*.mlp", "mlp")]),
     Case("timm resnet10t", "timm", _timm("resnet10t"), _image(),
          _timm_class_rule("timm.models.resnet", "BasicBlock", "block")),
-    Case("timm mobilenetv3_small_050", "timm", _timm("mobilenetv3_small_050"), _image(),
-         lambda: [("*.se", "se")]),
     Case("timm vit_tiny (2 blocks, 32 px)", "timm",
          _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2), _image(),
          _timm_class_rule("timm.layers", "Mlp", "mlp"), ci=True),
-    Case("timm convnext_atto", "timm", _timm("convnext_atto"), _image(),
+    Case("timm convnext_atto (1 block a stage)", "timm", _timm("convnext_atto", depths=(1, 1, 1, 1)),
+         _image(),
          lambda: [("*.mlp", "mlp")]),
     Case("transformers GPT-2", "transformers",
          _hf("GPT2LMHeadModel", "GPT2Config", vocab_size=128, n_positions=32, n_embd=32, n_layer=2,
@@ -213,7 +230,7 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("transformers ViT", "transformers",
          _hf("ViTForImageClassification", "ViTConfig", image_size=32, patch_size=8, hidden_size=32,
              num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=10),
-         _pixels(), _hf_rules("vit", ("ViTIntermediate", "ffn"))),
+         _pixels(), _hf_rules("vit", ("ViTMLP", "mlp"))),
 ]}
 
 

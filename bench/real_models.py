@@ -61,12 +61,10 @@ def _git(*args: str) -> str:
         return ""
 
 
-def measure_all(names: list[str], device: str, timeout: float) -> dict:
-    import torch
-
-    from bench.real_model_zoo import UNBUILDABLE
-
-    results = []
+def measure_all(names: list[str], device: str, timeout: float, out: Path) -> dict:
+    """Every model in its own process; the JSON is rewritten after each (a long run that is
+    stopped keeps what it measured)."""
+    results: list[dict] = []
     for name in names:
         start = time.perf_counter()
         result = _run_worker(name, device, timeout)
@@ -74,6 +72,16 @@ def measure_all(names: list[str], device: str, timeout: float) -> dict:
         print(f"{name}: {result['seconds']} s" + (f" ({result['error']})" if "error" in result else ""),
               file=sys.stderr, flush=True)
         results.append(result)
+        data = _document(results, device)
+        out.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def _document(results: list[dict], device: str) -> dict:
+    import torch
+
+    from bench.real_model_zoo import UNBUILDABLE
+
     dirty = _git("status", "--porcelain", "--", "lite_compiler", "lite_guard")
     commit = _git("rev-parse", "--short", "HEAD") or os.environ.get("LITE_BENCH_COMMIT", "unknown")
     return {
@@ -181,10 +189,9 @@ def main() -> int:
             print(f"real_models: no model matches {args.models}; names: {', '.join(CASES)}",
                   file=sys.stderr)
             return 2
-        data = measure_all(names, args.device, args.timeout)
         out = args.json or REPO / "bench" / "results" / f"real_models_{args.device}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=1) + "\n")
+        data = measure_all(names, args.device, args.timeout, out)
         print(f"wrote {out}", file=sys.stderr)
     section = render(data)
     if args.write:
