@@ -459,6 +459,10 @@ def _probe_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     return run_wrapper_ir_passes
 
 
+# Pipelines whose output the lite compiler itself checks by effect (lite_compiler.backend calls
+# the partitioner and checks its graphs with check_partition).
+CHECKED_PIPELINES = ("torch._functorch.partitioners:min_cut_rematerialization_partition",)
+
 PROBES: tuple[Probe, ...] = (
     Probe("torch._functorch._aot_autograd.graph_compile:aot_dispatch_autograd_graph", _probe_joint_trace),
     Probe("torch._inductor.graph:GraphLowering.run", _probe_lowering),

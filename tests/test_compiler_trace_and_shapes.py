@@ -42,11 +42,18 @@ def test_trace_prints_json_ledger_and_html_side_by_side(tmp_path, capsys):
     assert "default mode (observed)" in text and "lite mode (enforced)" in text and "<script" not in text
 
 
-def test_trace_exits_1_and_names_the_refused_pass(tmp_path, capsys, monkeypatch):
-    import torch._functorch.config
+@pytest.fixture
+def functorch_config_restored():
+    """The traced script runs in this process: its config setting must not outlive the test.
+    (Not monkeypatch: its undo deletes the attribute, which hides a torch config key.)"""
+    import torch._functorch.config as functorch_config
 
-    # The traced script runs in this process: its config setting must not outlive the test.
-    monkeypatch.setattr(torch._functorch.config, "joint_custom_pass", None)
+    saved = functorch_config.joint_custom_pass
+    yield
+    functorch_config.joint_custom_pass = saved
+
+
+def test_trace_exits_1_and_names_the_refused_pass(tmp_path, capsys, functorch_config_restored):
     script = tmp_path / "bad.py"
     # functorch's joint_custom_pass is a custom hook too (registry): an unregistered pass there
     # is refused by its qualified name.
