@@ -1,39 +1,40 @@
 #!/usr/bin/env python3
-"""List every Inductor / AOTAutograd graph pass and pass-gating config in a torch tree.
+"""List every Inductor / AOTAutograd graph pass and every config key in a torch tree.
 
 Reads the torch sources with ``ast`` only: it never imports torch, so it can scan any
 checkout or unpacked wheel (``--torch-root``), not just the installed one.
 
+It has no vocabulary of its own: what a pass is comes from the registry and the lint (issue 16):
+the ``[[base]]`` rows say which classes are observers, pattern passes and pass bases (and which
+argument names an observer's pass), the custom-hook entries say which config keys install user
+passes, the ``[[pipeline]]`` rows say which functions run passes (their calls are read with the
+lint's own index and named by LG005's rule), ``lint_rules.config_keys`` says what a config key
+is, ``lint_rules.versions`` which torch a tree is, and ``lint_rules.command.TORCH_TREES`` which
+directories hold passes.
+
 What it finds (each a *candidate* with name, kind, source file and line):
 
-* ``observer``    every name given to ``GraphTransformObserver(gm, "name", ...)`` (positional or
-                  ``pass_name=``), including f-strings and ``"a" + b`` (unresolvable parts become
-                  ``*``), names bound by ``for x in LIST`` / ``enumerate(LIST)`` over a module-level
-                  list literal, constants assigned to the variable in the same function, and call
-                  sites of thin wrappers that forward a parameter as the pass name
-                  (e.g. ``utils.pass_execution_and_save``).
-* ``pattern``     every ``PatternMatcherPass(...)`` instance: its ``pass_name=`` (resolved through
-                  module-level name lists), else the variable / attribute / list it is stored in,
-                  qualified ``module_stem.var`` (or ``module_stem.function.var``) when not unique;
-                  plus every group-batch fusion registered with ``@register_fusion("name")``.
-* ``class``       every subclass (transitively) of CustomGraphPass / CustomGraphModulePass /
-                  CustomSchedulerPass / CustomPartitionerFn outside the interface module.
-* ``custom_hook`` config keys that install user passes (``*custom*pass*``, ``custom_partitioner_fn``).
-* ``scheduler``   reorder/sink/raise functions in the scheduler-level modules and every callee
-                  whose result replaces ``self.nodes`` (or that runs as a statement) in
-                  ``Scheduler._init``.
-* ``config``      keys of torch/_inductor/config.py and torch/_functorch/config.py (nested classes
-                  written dotted, e.g. ``triton.reorder_for_reducing_graph_partitions``) whose name
-                  says they gate a pass, reorder, fusion, DCE, buffer reuse, layout/padding,
-                  freezing, decomposition or numerics; ``CONFIG_NOT_GATING`` lists the matches
-                  that were reviewed and are only tuning knobs / debug flags.
+* ``observer``    names given to a registry observer (``GraphTransformObserver(gm, "name")``),
+                  f-strings and ``"a" + b`` resolved where possible (runtime parts become ``*``),
+                  names bound by loops over module-level lists, and call sites of thin wrappers
+                  that forward a parameter as the name (``utils.pass_execution_and_save``).
+* ``pattern``     registry pattern passes (``PatternMatcherPass(pass_name=...)``), else named by
+                  the variable / attribute / list they are stored in; ``@register_fusion("name")``.
+* ``class``       subclasses (transitively) of a registry ``pass_class`` base.
+* ``custom_hook`` config keys that the registry's custom-hook entries name.
+* ``function``    every call inside a registry pipeline root, named as LG005 names it.
+* configs         every key of torch/_inductor/config.py and torch/_functorch/config.py, with its
+                  type; ``--config-inventory`` prints entries for the keys no registry classifies,
+                  each with a PROPOSED kind (tools/config_inventory.py) for a person to review.
 
 Modes:
-    (default)  print a TOML skeleton of candidates missing from the registry
-    --all      print a TOML skeleton of every candidate
-    --list     print the candidates as a table (``--json`` for JSON)
-    --check    exit 1 and list candidates missing from the registry and registry entries (for
-               this torch version) that no longer exist in the tree; exit 0 when in sync
+    (default)          print a TOML skeleton of pass candidates missing from the registry
+    --all              print a TOML skeleton of every pass candidate
+    --list             print the candidates as a table (``--json`` for JSON)
+    --config-inventory print [[config]] entries (kind PROPOSED) for keys no registry classifies
+    --check            exit 1 and list candidates and config keys missing from the registries, and
+                       registry entries (for this torch version) that the tree no longer has;
+                       exit 0 when in sync
 """
 
 from __future__ import annotations
@@ -45,29 +46,48 @@ import re
 import sys
 import sysconfig
 import time
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # run from a checkout, too
+
+from lint_rules.command import TORCH_TREES  # noqa: E402  (the directories that hold passes)
+from lint_rules.config_keys import CONFIG_MODULES, config_keys  # noqa: E402
+from lint_rules.versions import matches, version_of_torch_dir  # noqa: E402
+from lite_guard.registry import Registry, RegistryError, shipped_registry_files  # noqa: E402
+from lite_guard.stages import guess_stage  # noqa: E402
+
 DEFAULT_REGISTRY = REPO_ROOT / "lite_guard" / "registries" / "torch_inductor.toml"
 
-# Directories (relative to the torch package) that are walked for passes.
-SCAN_DIRS = ("_inductor", "_functorch", "fx/passes")
-CONFIG_FILES = {"inductor": "_inductor/config.py", "functorch": "_functorch/config.py"}
-# Modules whose reorder_*/sink_*/raise_* functions are scheduler-level passes.
-SCHEDULER_MODULES = ("_inductor/scheduler.py", "_inductor/comms.py", "_inductor/memory.py")
-SCHEDULER_FUNC = re.compile(r"^(reorder|sink|raise|maybe_reorder)_")
-OBSERVER_CLASSES = {"GraphTransformObserver", "GraphTransformObserverBase"}
-PATTERN_PASS_CLASSES = {"PatternMatcherPass", "PatternMatcherPassBase"}
-CUSTOM_PASS_BASES = {"CustomGraphPass", "CustomGraphModulePass", "CustomSchedulerPass",
-                     "CustomPartitionerFn", "CustomInferenceAwareGraphPass"}
-CUSTOM_PASS_INTERFACE_MODULE = "_inductor/custom_graph_pass.py"
-CUSTOM_HOOK_KEY = re.compile(r"(custom.*pass|custom_partitioner_fn)$")
 
-# Which config keys gate a pass: one list, shared with the lint rules so both agree.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout, too
-from lint_rules.inductor_names import CONFIG_GATING, CONFIG_NOT_GATING  # noqa: E402
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the registry says a pass looks like, as short class names for this ast scan."""
+
+    observers: dict[str, tuple[str, int]]  # class name -> (name keyword, name position)
+    patterns: dict[str, tuple[str, int]]
+    pass_bases: frozenset[str]
+    base_modules: frozenset[str]  # "torch/_inductor/custom_graph_pass.py": the interfaces
+    hook_keys: dict[str, str]  # config key -> stage of its custom_hook entry
+    roots: tuple[tuple[str, str], ...]  # (module:qualname, stage)
+
+    @classmethod
+    def from_registry(cls, registry: Registry) -> "Vocabulary":
+        observers, patterns, bases, modules = {}, {}, set(), set()
+        for base in registry.bases:
+            module, _, qualname = base.name.partition(":")
+            leaf = qualname.rsplit(".", 1)[-1]
+            modules.add(module.replace(".", "/") + ".py")
+            if base.role == "observer":
+                observers[leaf] = (base.name_arg, base.name_position)
+            elif base.role == "pattern_pass":
+                patterns[leaf] = (base.name_arg, base.name_position)
+            else:
+                bases.add(leaf)
+        hooks = {e.hook.rpartition(":")[2]: e.stage for e in registry.custom_hooks() if e.hook}
+        roots = tuple((p.root, p.stage) for p in registry.pipelines)
+        return cls(observers, patterns, frozenset(bases), frozenset(modules), hooks, roots)
 
 
 @dataclass
@@ -92,6 +112,9 @@ class ScanResult:
     defined_names: dict[str, set[str]] = field(default_factory=dict)  # source -> defs/classes
     string_names: set[str] = field(default_factory=set)
     unresolved: list[str] = field(default_factory=list)
+    missing_roots: list[str] = field(default_factory=list)  # pipeline roots the tree lacks
+    registry: Registry | None = field(default=None, repr=False)
+    vocab: Vocabulary | None = field(default=None, repr=False)
 
     def add(self, cand: Candidate) -> None:
         previous = self.candidates.get(cand.name)
@@ -112,30 +135,12 @@ def find_torch_root() -> Path:
 
 
 def read_torch_version(root: Path) -> str:
-    version_file = root / "version.py"
-    if version_file.exists():
-        match = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", version_file.read_text())
-        if match:
-            return match.group(1)
-    return "unknown"
+    """torch/version.py, else the checkout's version.txt (the lint's own reading)."""
+    return version_of_torch_dir(root) or "unknown"
 
 
 def stage_for(source: str, name: str = "") -> str:
-    s = source
-    if "/_functorch/" in s or s.startswith("torch/_functorch"):
-        return "aot"
-    if s.endswith(("pre_grad.py", "split_cat.py", "efficient_conv_bn_eval.py", "misc_patterns.py")):
-        return "pre_grad"
-    if s.endswith(("joint_graph.py", "replace_random.py", "pad_mm.py", "fuse_attention.py",
-                   "binary_folding.py", "freezing_patterns.py", "auto_chunker/__init__.py")):
-        return "joint_graph"
-    if "/fx_passes/" in s or s.endswith("pattern_matcher.py"):
-        return "post_grad"
-    if s.endswith(("scheduler.py", "comms.py", "memory.py")):
-        return "scheduler"
-    if "/codegen/" in s:
-        return "codegen"
-    return "lowering"
+    return guess_stage(source, name)  # the one stage heuristic (lite_guard.stages)
 
 
 def _const_str(node: ast.AST) -> str | None:
@@ -284,16 +289,18 @@ def _defined(text: str) -> set[str]:
     return {a or b for a, b in _DEF_RE.findall(text)}
 
 
-_INTERESTING = re.compile(r"GraphTransformObserver|PatternMatcherPass|register_fusion|class \w+\([^)]*Custom"
-                          r"|pass_execution_and_save")
-
-
-def scan(torch_root: Path) -> ScanResult:
+def scan(torch_root: Path, registry: Registry) -> ScanResult:
     torch_root = torch_root.resolve()
     site = torch_root.parent
-    result = ScanResult(str(torch_root), read_torch_version(torch_root))
+    vocab = Vocabulary.from_registry(registry)
+    result = ScanResult(str(torch_root), read_torch_version(torch_root), registry=registry,
+                        vocab=vocab)
+    # Parse only files that mention a vocabulary name (parsing everything triples the time);
+    # the pipeline roots are read through the lint's index below.
+    interesting = re.compile("|".join(re.escape(n) for n in (
+        *vocab.observers, *vocab.patterns, *vocab.pass_bases, "register_fusion")) or "^$")
     modules: list[_Module] = []
-    for sub in SCAN_DIRS:
+    for sub in TORCH_TREES:
         base = torch_root / sub
         if not base.is_dir():
             continue
@@ -301,37 +308,37 @@ def scan(torch_root: Path) -> ScanResult:
             rel = path.relative_to(site).as_posix()
             text = path.read_text(encoding="utf-8", errors="replace")
             result.defined_names[rel] = _defined(text)
-            # parse only files that can hold a candidate (parsing everything triples the time)
-            if not (rel.endswith(SCHEDULER_MODULES) or _INTERESTING.search(text)):
+            if not interesting.search(text):
                 continue
             try:
                 modules.append(_Module(path, rel))
             except SyntaxError as exc:  # pragma: no cover - broken tree
                 result.unresolved.append(f"{rel}: syntax error {exc}")
-    _scan_observers(modules, result)
-    _scan_pattern_passes(modules, result)
-    _scan_custom_pass_classes(modules, result)
-    _scan_scheduler(modules, result)
-    _scan_configs(torch_root, site, result)
+    _scan_observers(modules, result, vocab)
+    _scan_pattern_passes(modules, result, vocab)
+    _scan_custom_pass_classes(modules, result, vocab)
+    _scan_pipelines(torch_root, result)
+    _scan_configs(torch_root, site, result, vocab)
     return result
 
 
-def _observer_name_arg(call: ast.Call) -> ast.AST | None:
+def _name_arg(call: ast.Call, keyword: str, position: int) -> ast.AST | None:
+    """The argument that names the pass: the base row's keyword, else its position."""
     for kw in call.keywords:
-        if kw.arg == "pass_name":
+        if kw.arg == keyword:
             return kw.value
-    return call.args[1] if len(call.args) >= 2 else None
+    return call.args[position] if 0 <= position < len(call.args) else None
 
 
-def _scan_observers(modules: list[_Module], result: ScanResult) -> None:
+def _scan_observers(modules: list[_Module], result: ScanResult, vocab: Vocabulary) -> None:
     wrappers: dict[str, int] = {}  # function name -> index of the parameter used as the pass name
     sites: list[tuple[_Module, ast.Call, ast.AST]] = []
     for mod in modules:
         if mod.rel.endswith("graph_transform_observer.py"):
             continue
         for node in ast.walk(mod.tree):
-            if isinstance(node, ast.Call) and _call_name(node.func) in OBSERVER_CLASSES:
-                arg = _observer_name_arg(node)
+            if isinstance(node, ast.Call) and _call_name(node.func) in vocab.observers:
+                arg = _name_arg(node, *vocab.observers[_call_name(node.func)])
                 if arg is not None:
                     sites.append((mod, node, arg))
     for mod, call, arg in sites:
@@ -371,17 +378,15 @@ def _scan_observers(modules: list[_Module], result: ScanResult) -> None:
                                                  note=f"via {_call_name(node.func)}"))
 
 
-def _scan_pattern_passes(modules: list[_Module], result: ScanResult) -> None:
+def _scan_pattern_passes(modules: list[_Module], result: ScanResult, vocab: Vocabulary) -> None:
     found: list[tuple[_Module, ast.Call, str, str, str]] = []  # mod, call, var, func, explicit
     for mod in modules:
         for node in ast.walk(mod.tree):
-            if not (isinstance(node, ast.Call) and _call_name(node.func) in PATTERN_PASS_CLASSES):
+            if not (isinstance(node, ast.Call) and _call_name(node.func) in vocab.patterns):
                 continue
-            if mod.rel.endswith("pattern_matcher.py"):
+            if mod.rel in vocab.base_modules:
                 continue  # isinstance checks / class definition site
-            explicit = next((kw.value for kw in node.keywords if kw.arg == "pass_name"), None)
-            if explicit is None and node.args:
-                explicit = node.args[0]
+            explicit = _name_arg(node, *vocab.patterns[_call_name(node.func)])
             if explicit is not None:
                 names, note = _resolve_str_expr(mod, node, explicit)
                 for name in names:
@@ -446,7 +451,7 @@ def _scan_pattern_passes(modules: list[_Module], result: ScanResult) -> None:
                                          note=f"group-batch fusion {node.name}"))
 
 
-def _scan_custom_pass_classes(modules: list[_Module], result: ScanResult) -> None:
+def _scan_custom_pass_classes(modules: list[_Module], result: ScanResult, vocab: Vocabulary) -> None:
     classes: dict[str, tuple[_Module, ast.ClassDef]] = {}
     bases: dict[str, set[str]] = {}
     for mod in modules:
@@ -454,7 +459,7 @@ def _scan_custom_pass_classes(modules: list[_Module], result: ScanResult) -> Non
             if isinstance(node, ast.ClassDef):
                 classes.setdefault(node.name, (mod, node))
                 bases.setdefault(node.name, set()).update(_call_name(b) for b in node.bases)
-    derived = set(CUSTOM_PASS_BASES)
+    derived = set(vocab.pass_bases)
     changed = True
     while changed:
         changed = False
@@ -466,194 +471,152 @@ def _scan_custom_pass_classes(modules: list[_Module], result: ScanResult) -> Non
         if cls not in classes:
             continue
         mod, node = classes[cls]
-        if mod.rel.endswith(CUSTOM_PASS_INTERFACE_MODULE):
-            continue
+        if mod.rel in vocab.base_modules or _abstract(node):
+            continue  # the interfaces themselves, and abstract bases (no pass until subclassed)
         result.add(Candidate(cls, "class", mod.rel, node.lineno, stage_for(mod.rel, cls),
                              note="custom pass subclass"))
 
 
-def _scan_scheduler(modules: list[_Module], result: ScanResult) -> None:
-    for mod in modules:
-        if not mod.rel.endswith(SCHEDULER_MODULES):
+def _abstract(node: ast.ClassDef) -> bool:
+    """A class that leaves ``__call__`` abstract (or raising NotImplementedError)."""
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__call__":
+            decorated = any(_call_name(d) == "abstractmethod" for d in item.decorator_list)
+            body = [b for b in item.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+            raises = len(body) == 1 and isinstance(body[0], ast.Raise)
+            return decorated or raises
+    return False
+
+
+def _scan_pipelines(torch_root: Path, result: ScanResult) -> None:
+    """Every call inside a registry pipeline root, named exactly as LG005 names it (the lint's
+    index and rule, not a copy of them)."""
+    from lint_rules.index import Index, module_name, summarize
+    from lint_rules.rules.lg005_pipeline_call import UnregisteredPipelineCall
+
+    registry = result.registry
+    vocab = _lint_vocabulary(registry)
+    wanted = {root.partition(":")[0] for root, _ in result.vocab.roots}
+    summaries = []
+    for sub in TORCH_TREES:
+        for path in sorted((torch_root / sub).rglob("*.py")) if (torch_root / sub).is_dir() else ():
+            module = module_name(path)
+            if module not in wanted:
+                continue  # callees imported from elsewhere are named by their imported name
+            try:
+                summary = summarize(path.read_bytes(), module, path.name == "__init__.py", vocab)
+                summaries.append((str(path), summary))
+            except (SyntaxError, ValueError, RecursionError) as exc:
+                result.unresolved.append(f"{path}: {exc}")
+    index = Index(summaries, vocab, external=False)
+    site = torch_root.parent
+    for root, stage in result.vocab.roots:
+        module, _, qualname = root.partition(":")
+        if module not in wanted or module not in index.modules:
             continue
-        for node in ast.walk(mod.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and SCHEDULER_FUNC.match(node.name):
-                if node.name == "reorder_loops_by_dep_pair":
-                    continue  # loop-order helper of a node, not a graph-level pass
-                result.add(Candidate(node.name, "scheduler", mod.rel, node.lineno, "scheduler"))
-        if not mod.rel.endswith("_inductor/scheduler.py"):
+        summary = index.modules[module]
+        klass = qualname.rpartition(".")[0] if qualname.rpartition(".")[0] in summary["classes"] else ""
+        calls = summary["calls"].get(qualname)
+        if calls is None:
+            result.missing_roots.append(root)
             continue
-        for cls in mod.tree.body:
-            if not (isinstance(cls, ast.ClassDef) and cls.name == "Scheduler"):
+        rel = Path(index.paths[module]).resolve().relative_to(site).as_posix()
+        for callee, line, _ in calls:
+            covered, name, _, _ = UnregisteredPipelineCall._name(index, module, qualname, klass,
+                                                                 callee)
+            if covered or not name:
                 continue
-            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "_init"), None)
-            if init is None:
-                continue
-            for node in ast.walk(init):
-                call = None
-                targets, value = _assign_parts(node)
-                if any(ast.unparse(t) == "self.nodes" for t in targets) and isinstance(value, ast.Call):
-                    call = value
-                elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-                    call = node.value
-                if call is None:
-                    continue
-                func = call.func
-                owner = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
-                name = _call_name(func)
-                if not name or owner in ("config", "metrics", "V.debug", "V.graph") or name in (
-                        "sorted", "list", "__init__", "add_row", "update", "log_ir_pre_fusion",
-                        "log_ir_post_fusion", "shutdown_instance", "debug_draw_graph", "graph_diagram",
-                        "insert_memory_check_nodes", "prune_deps", "schedule", "trace_structured",
-                        "super"):
-                    continue
-                if owner.startswith("torch.") or owner.endswith("get_metric_table"):
-                    continue
-                result.add(Candidate(name, "scheduler", mod.rel, call.lineno, "scheduler",
-                                     note="step of Scheduler._init"))
+            result.add(Candidate(name, "function", rel, line, stage, note=f"called in {root}"))
 
 
-def _config_keys(path: Path) -> list[tuple[str, int, str, str]]:
-    """(dotted key, line, default source, annotation source) for every config assignment."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    out: list[tuple[str, int, str, str]] = []
+def _lint_vocabulary(registry: Registry):
+    from lint_rules.index import Vocabulary as LintVocabulary
 
-    def walk(body, prefix):
-        for node in body:
-            if isinstance(node, ast.ClassDef):
-                walk(node.body, prefix + node.name + ".")
-            elif isinstance(node, ast.If):
-                walk(node.body, prefix)
-                walk(node.orelse, prefix)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets, value = _assign_parts(node)
-                ann = ast.unparse(node.annotation) if isinstance(node, ast.AnnAssign) else ""
-                for t in targets:
-                    if isinstance(t, ast.Name) and not (prefix == "" and t.id.startswith("__")):
-                        out.append((prefix + t.id, node.lineno,
-                                    ast.unparse(value) if value is not None else "", ann))
-
-    walk(tree.body, "")
-    return out
+    return LintVocabulary.from_registry(registry)
 
 
-def _scan_configs(torch_root: Path, site: Path, result: ScanResult) -> None:
-    for module, rel in CONFIG_FILES.items():
-        path = torch_root / rel
+def _scan_configs(torch_root: Path, site: Path, result: ScanResult, vocab: Vocabulary) -> None:
+    for module, (package, name) in CONFIG_MODULES.items():
+        path = torch_root / package / name
         if not path.exists():
             continue
         source = path.relative_to(site).as_posix()
-        keys = _config_keys(path)
-        result.all_config_keys[module] = {k for k, *_ in keys}
-        for key, line, default, ann in keys:
-            leaf = key.rsplit(".", 1)[-1]
-            if key.startswith("_") and key not in ("_fuse_ddp_communication", "_micro_pipeline_tp",
-                                                   "_pre_fusion_custom_pass", "_post_fusion_custom_pass"):
-                continue
-            if CUSTOM_HOOK_KEY.search(leaf):
-                result.add(Candidate(key, "custom_hook", source, line, _hook_stage(key, module),
-                                     note=f"{module} config hook"))
-                continue
-            if key in CONFIG_NOT_GATING or f"{module}:{key}" in CONFIG_NOT_GATING \
-                    or not CONFIG_GATING.search(key):
-                continue
-            result.configs[(module, key)] = Candidate(key, "config", source, line, module=module,
-                                                      default=default)
-
-
-def _hook_stage(key: str, module: str) -> str:
-    if module == "functorch" or key == "custom_partitioner_fn":
-        return "aot"
-    if key.startswith("pre_grad"):
-        return "pre_grad"
-    if key.startswith("joint"):
-        return "joint_graph"
-    if key.startswith("post_grad"):
-        return "post_grad"
-    return "scheduler"
+        keys = config_keys(path.read_text(encoding="utf-8"))
+        result.all_config_keys[module] = {k.key for k in keys}
+        for key in keys:
+            if key.key in vocab.hook_keys:  # a key that installs user passes is a pass too
+                result.add(Candidate(key.key, "custom_hook", source, key.line,
+                                     vocab.hook_keys[key.key], note=f"{module} config hook"))
+            result.configs[(module, key.key)] = Candidate(key.key, "config", source, key.line,
+                                                          module=module, default=key.default,
+                                                          note=key.type)
 
 
 # ---- registry comparison ----------------------------------------------------------------------
-def load_registry(path: Path) -> dict:
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
-
-
-def _version_matches(spec: str, version: str) -> bool:
-    if not spec:
-        return True
-    try:
-        from packaging.specifiers import SpecifierSet
-        from packaging.version import Version
-    except ImportError:  # pragma: no cover - packaging ships with the venv
-        return True
-    release = Version(version).release if version != "unknown" else None
-    if release is None:
-        return True
-    return Version(".".join(map(str, release))) in SpecifierSet(spec)
-
-
-def _entry_exists(entry: dict, result: ScanResult) -> bool:
-    name, kind = entry["name"], entry.get("kind", "function")
+def _entry_exists(entry, result: ScanResult) -> bool:
+    name, kind = entry.name, entry.kind
     if name in result.candidates:
         return True
     if kind in ("custom_hook", "config"):
         return any(name in keys for keys in result.all_config_keys.values())
-    source = entry.get("source", "")
     leaf = name.rsplit(".", 1)[-1]
-    if source:
-        if source not in result.defined_names:  # outside SCAN_DIRS, e.g. torch/fx/experimental
-            path = Path(result.torch_root).parent / source
-            result.defined_names[source] = _defined(path.read_text(encoding="utf-8")) if path.exists() else set()
-        return leaf in result.defined_names[source]
+    if kind == "helper" and not (entry.source and entry.source in result.defined_names
+                                 and leaf in result.defined_names[entry.source]):
+        return False  # a helper exists when a pipeline root calls it (a candidate above)
+    if entry.source:
+        if entry.source not in result.defined_names:  # outside the scanned trees
+            path = Path(result.torch_root).parent / entry.source
+            if not path.exists():
+                result.unresolved.append(f"{entry.name}: source {entry.source} is not in this tree;"
+                                         " not checked")
+                return True  # reported as unresolved above, never silently counted as stale
+            result.defined_names[entry.source] = _defined(path.read_text(encoding="utf-8"))
+        return leaf in result.defined_names[entry.source]
     return any(leaf in names for names in result.defined_names.values())
 
 
-def compare(result: ScanResult, registry: dict, extra: list[dict] = ()) -> tuple[list[str], list[str]]:
-    """(missing from registry, registered but gone from the tree) for this torch version.
+def _describes_torch(entry) -> bool:
+    """Entries the scan can judge: torch's own (a torch source, or no source at all)."""
+    return not entry.source or entry.source.startswith("torch/")
 
-    ``extra`` registries (the other shipped files) count as registering a tree name, but only
-    ``registry`` itself is checked for stale entries: the others may hold names that are not
-    torch's (e.g. the lite compiler's own guard hooks).
-    """
-    passes = registry.get("pass", [])
-    configs = registry.get("config", [])
-    version = result.torch_version
-    reg_names = {p["name"]: p for p in passes}
-    reg_keys = {(c.get("module", "inductor"), c["key"]): c for c in configs}
-    for other in extra:
-        for p in other.get("pass", []):
-            reg_names.setdefault(p["name"], p)
-        for c in other.get("config", []):
-            reg_keys.setdefault((c.get("module", "inductor"), c["key"]), c)
-    own_keys = {(c.get("module", "inductor"), c["key"]): c for c in configs}
+
+def compare(result: ScanResult, registry: Registry) -> tuple[list[str], list[str]]:
+    """(missing from the registries, registered but gone from the tree) for this torch version."""
+    version = None if result.torch_version == "unknown" else result.torch_version
     missing, stale = [], []
     for name, cand in sorted(result.candidates.items()):
-        entry = reg_names.get(name)
+        entry = registry.match_pass(name)
         if entry is None:
             missing.append(f"pass {name!r} ({cand.kind}, {cand.source}:{cand.line})")
-        elif not _version_matches(entry.get("torch", ""), version):
-            missing.append(f"pass {name!r} is registered with torch = {entry['torch']!r}, which"
+        elif not matches(entry.torch, version):
+            missing.append(f"pass {name!r} is registered with torch = {entry.torch!r}, which"
                            f" excludes {version}, but exists in the tree ({cand.source}:{cand.line})")
     for (module, key), cand in sorted(result.configs.items()):
-        if (module, key) in reg_keys:
-            continue
-        # a gating key may be registered as a pass-level custom hook / config-kind pass instead
-        if key in reg_names:
-            continue
-        missing.append(f"config {module}:{key} ({cand.source}:{cand.line}, default {cand.default})")
-    for entry in passes:
-        if not _version_matches(entry.get("torch", ""), version):
+        entry = registry.get_config(key, module)
+        if entry is None:
+            missing.append(f"config {module}:{key} ({cand.source}:{cand.line}, type {cand.note},"
+                           f" default {cand.default[:60]})")
+        elif not matches(entry.torch, version):
+            missing.append(f"config {module}:{key} is registered with torch = {entry.torch!r},"
+                           f" which excludes {version}, but exists in the tree")
+    for root in result.missing_roots:
+        stale.append(f"pipeline {root} not found in the tree")
+    for entry in registry.passes:
+        if not _describes_torch(entry) or not _judged(entry.torch, version):
             continue
         if not _entry_exists(entry, result):
-            stale.append(f"pass {entry['name']!r} ({entry.get('kind', 'function')}, "
-                         f"{entry.get('source', '?')}) not found in the tree")
-    for (module, key), entry in own_keys.items():
-        if not _version_matches(entry.get("torch", ""), version):
+            stale.append(f"pass {entry.name!r} ({entry.kind}, {entry.source or '?'}) not found in the tree")
+    for entry in registry.configs:
+        if not _judged(entry.torch, version) or entry.module not in result.all_config_keys:
             continue
-        if key not in result.all_config_keys.get(module, set()):
-            stale.append(f"config {module}:{key} not found in torch/{CONFIG_FILES[module]}")
+        if entry.key not in result.all_config_keys[entry.module]:
+            stale.append(f"config {entry.module}:{entry.key} not found in torch/"
+                         f"{'/'.join(CONFIG_MODULES[entry.module])}")
     return missing, stale
+
+
+def _judged(spec: str, version: str | None) -> bool:
+    return not spec if version is None else matches(spec, version)
 
 
 # ---- output -----------------------------------------------------------------------------------
@@ -661,39 +624,55 @@ def _toml_str(s: str) -> str:
     return json.dumps(s)
 
 
-def skeleton(result: ScanResult, registry: dict | None, everything: bool) -> str:
-    reg_names = {p["name"] for p in (registry or {}).get("pass", [])}
-    reg_keys = {(c.get("module", "inductor"), c["key"]) for c in (registry or {}).get("config", [])}
+def skeleton(result: ScanResult, registry: Registry | None, everything: bool) -> str:
     lines = [f"# candidates from {result.torch_root} (torch {result.torch_version})",
              "# review every TODO: lite flag, gated_by, torch range and why", ""]
     for name, cand in sorted(result.candidates.items(), key=lambda kv: (kv[1].stage, kv[0])):
-        if not everything and name in reg_names:
+        if not everything and registry is not None and registry.match_pass(name) is not None:
             continue
+        kind = "helper" if cand.kind == "function" and cand.note.startswith("called in") else cand.kind
         lines += ["[[pass]]", f"name = {_toml_str(name)}", f"stage = {_toml_str(cand.stage or 'post_grad')}",
-                  'lite = "never"  # TODO', f"kind = {_toml_str(cand.kind)}",
+                  'lite = "never"  # TODO', f"kind = {_toml_str(kind)}",
                   f"source = {_toml_str(cand.source)}", "gated_by = []  # TODO",
                   f"why = {_toml_str('TODO' + (': ' + cand.note if cand.note else ''))}", ""]
-    for (module, key), cand in sorted(result.configs.items()):
-        if not everything and ((module, key) in reg_keys or key in reg_names):
+    return "\n".join(lines)
+
+
+def config_inventory(result: ScanResult, registry: Registry | None) -> str:
+    """[[config]] entries for the keys no registry classifies, each kind PROPOSED (to review)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from config_inventory import FORCED_KINDS, scan_versions
+
+    entries = scan_versions({result.torch_version: Path(result.torch_root)})
+    lines = [f"# config keys of {result.torch_root} (torch {result.torch_version}) that no registry"
+             " classifies.", "# Every kind below is a PROPOSAL from the key's name: read the key in"
+             " torch's config.py, then", "# confirm or change kind, lite_value (forced kinds:"
+             " torch's default unless lite mode needs another), region and why.", ""]
+    for entry in entries:
+        if registry is not None and registry.get_config(entry.key, entry.module) is not None:
             continue
-        lines += ["[[config]]", f"key = {_toml_str(key)}", f"module = {_toml_str(module)}",
-                  'kind = "pass_gate"  # TODO', f"lite_value = false  # TODO (default: {cand.default})",
-                  'why = "TODO"', ""]
+        lines += ["[[config]]", f"key = {_toml_str(entry.key)}", f"module = {_toml_str(entry.module)}",
+                  f"kind = {_toml_str(entry.proposal)}  # {entry.reason}", f"type = {_toml_str(entry.type)}"]
+        if entry.proposal in FORCED_KINDS:
+            value = entry.literal_default
+            lines.append(f"lite_value = {json.dumps(value)}  # PROPOSED: torch's default"
+                         if value is not None else f"# lite_value = ?  (default: {entry.default[:60]})")
+        lines += [f"why = {_toml_str('TODO: ' + entry.comment[:120])}", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--torch-root", type=Path, help="torch package dir (default: installed)")
-    parser.add_argument("--registry", type=Path, default=DEFAULT_REGISTRY,
-                        help="registry checked both ways (default: the shipped torch_inductor.toml)")
-    parser.add_argument("--also", type=Path, action="append", default=None, metavar="PATH",
-                        help="other registry whose names count as registered (repeatable;"
-                             " default: the other shipped registries next to --registry)")
+    parser.add_argument("--registry", type=Path, action="append", default=None, metavar="PATH",
+                        help="registry files to check against (repeatable; default: every shipped"
+                             " registry)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 if tree and registry differ")
     mode.add_argument("--list", action="store_true", help="print the candidates")
     mode.add_argument("--all", action="store_true", help="TOML skeleton of every candidate")
+    mode.add_argument("--config-inventory", action="store_true",
+                      help="[[config]] entries, kind PROPOSED, for keys no registry classifies")
     parser.add_argument("--json", action="store_true", help="with --list: JSON output")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print unresolved sites")
     args = parser.parse_args(argv)
@@ -703,30 +682,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "_inductor").is_dir():
         print(f"error: {root} is not a torch package (no _inductor/)", file=sys.stderr)
         return 2
-    result = scan(root)
-    elapsed = time.perf_counter() - start
-
-    registry = None
-    extra: list[dict] = []
-    also = args.also
-    if also is None:
-        also = [p for p in sorted(args.registry.parent.glob("*.toml"))
-                if p.resolve() != args.registry.resolve()]
     try:
-        if args.registry.exists():
-            registry = load_registry(args.registry)
-        extra = [load_registry(p) for p in also]
-    except (tomllib.TOMLDecodeError, OSError) as exc:
-        print(f"error: cannot read registry: {exc}", file=sys.stderr)
+        registry = Registry.from_files(args.registry or shipped_registry_files())
+    except RegistryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    if registry is not None:
-        # names registered by the other registries are not missing either
-        merged = {"pass": list(registry.get("pass", [])), "config": list(registry.get("config", []))}
-        for other in extra:
-            merged["pass"] += other.get("pass", [])
-            merged["config"] += other.get("config", [])
-    else:
-        merged = None
+    result = scan(root, registry)
+    elapsed = time.perf_counter() - start
 
     if args.list:
         if args.json:
@@ -740,31 +702,31 @@ def main(argv: list[str] | None = None) -> int:
             for name, c in sorted(result.candidates.items(), key=lambda kv: (kv[1].kind, kv[0])):
                 print(f"{c.kind:12} {c.stage:11} {name:60} {c.source}:{c.line}  {c.note}")
             for (module, key), c in sorted(result.configs.items()):
-                print(f"{'config':12} {module:11} {key:60} {c.source}:{c.line}  default={c.default}")
+                print(f"{'config':12} {module:11} {key:60} {c.source}:{c.line}  type={c.note}")
         if args.verbose:
             print("\n".join("unresolved: " + u for u in result.unresolved), file=sys.stderr)
-        print(f"# {len(result.candidates)} passes, {len(result.configs)} configs in {elapsed:.2f}s",
+        print(f"# {len(result.candidates)} passes, {len(result.configs)} config keys in {elapsed:.2f}s",
               file=sys.stderr)
         return 0
 
     if args.check:
-        if registry is None:
-            print(f"error: registry {args.registry} does not exist", file=sys.stderr)
-            return 2
-        missing, stale = compare(result, registry, extra)
+        missing, stale = compare(result, registry)
         for m in missing:
             print(f"not in registry: {m}")
         for s in stale:
             print(f"not in tree:     {s}")
-        if args.verbose:
-            print("\n".join("unresolved: " + u for u in result.unresolved), file=sys.stderr)
+        for u in result.unresolved if args.verbose else [u for u in result.unresolved if "not checked" in u]:
+            print(f"unresolved:      {u}", file=sys.stderr)
         status = "in sync" if not (missing or stale) else f"{len(missing)} missing, {len(stale)} stale"
         print(f"# torch {result.torch_version}: {len(result.candidates)} passes, "
-              f"{len(result.configs)} configs scanned in {elapsed:.2f}s; registry {status}",
+              f"{len(result.configs)} config keys scanned in {elapsed:.2f}s; registry {status}",
               file=sys.stderr)
         return 1 if (missing or stale) else 0
 
-    print(skeleton(result, merged, everything=args.all))
+    if args.config_inventory:
+        print(config_inventory(result, registry))
+        return 0
+    print(skeleton(result, registry, everything=args.all))
     return 0
 
 

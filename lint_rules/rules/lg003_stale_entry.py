@@ -12,6 +12,7 @@ nowhere in the tree any more, not one that a rule happens not to recognise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
@@ -99,7 +100,7 @@ class StaleEntry(TreeRule):
                 continue
             if not cls._judged(entry.torch, tree.torch_version):
                 continue
-            if cls._pass_exists(entry.name, tree):
+            if cls._pass_exists(entry.name, tree) or _written_in_source(entry, tree):
                 continue
             findings.append(cls._finding(entry, "pass", entry.name, tree.torch_version))
         for entry in registry.configs:
@@ -137,6 +138,24 @@ class StaleEntry(TreeRule):
             message = cls.MESSAGE.format(what=what, name=name, version=version,
                                          spec=limited_range(entry.torch, version))
         return Finding(entry.origin, entry.line, 1, cls.CODE, message, name)
+
+
+def _written_in_source(entry: PassEntry, tree: TreeFacts) -> bool:
+    """Last, generous check: the entry's name is still written in its ``source`` file (a module
+    constant such as a serialized pattern is neither a def nor a string)."""
+    if not entry.source:
+        return False
+    path = next((f for f in tree.files if f == entry.source or f.endswith("/" + entry.source)), None)
+    if path is None:
+        return False
+    from lint_rules.isolation import Unreadable, read_regular
+
+    try:
+        text = read_regular(path).decode("utf-8", "replace")
+    except (Unreadable, OSError):
+        return False
+    leaf = entry.name.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
+    return re.search(rf"(?<![\w.]){re.escape(leaf)}(?!\w)", text) is not None
 
 
 def limited_range(spec: str, version: str) -> str:
