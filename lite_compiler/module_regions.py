@@ -199,4 +199,3 @@ def regions_of(model: torch.nn.Module) -> dict[str, Any]:
         if annotation is not None:
             found[name] = annotation.get("inductor_region") if isinstance(annotation, dict) else None
     return found
-
