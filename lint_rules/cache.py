@@ -142,6 +142,8 @@ def _open_private_dir(path: Path, parent_fd: int | None = None) -> int:
     """Open (creating it 0700 if missing) a directory that only this user may write."""
     name = path.name if parent_fd is not None else path
     try:
+        if parent_fd is None:
+            path.parent.mkdir(parents=True, exist_ok=True)  # e.g. ~/.cache on a fresh machine
         os.mkdir(name, 0o700, dir_fd=parent_fd)
     except FileExistsError:
         pass

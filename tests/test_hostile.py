@@ -526,3 +526,13 @@ def test_the_entry_schema_checks_the_type_of_every_field():
         del bad[key]
         assert not valid_entry(bad), key
     assert not valid_entry({**good, "extra": 1})
+
+
+def test_a_cache_dir_whose_parents_do_not_exist_yet_is_created_private(tmp_path):
+    root = hostile_tree(tmp_path)
+    fresh = tmp_path / "home" / ".cache" / "lite-guard"
+    result = check(root, env={"LITE_GUARD_CACHE_DIR": str(fresh)})
+    assert result.returncode == 1 and "warning" not in result.stderr
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o700
+    again = check(root, env={"LITE_GUARD_CACHE_DIR": str(fresh)})
+    assert re.search(r"linted 1 file\(s\) \(0 parsed, 1 cached\)", again.stderr), again.stderr
