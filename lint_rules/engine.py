@@ -53,6 +53,9 @@ class Plan:
         self.vocab = Vocabulary.from_registry(registry)
         self.file_rules = [(rule, trigger_pattern(rule.triggers(registry))) for rule in FILE_RULES]
         self.index_rules = INDEX_RULES
+        # A file with none of the index rules' trigger bytes has no site of theirs: its summary
+        # keeps only what other files resolve through it (lint_rules.index, light mode).
+        self.index_triggers = trigger_pattern(t for rule in INDEX_RULES for t in rule.triggers(registry))
         self.tree_rules = TREE_RULES
         self.names = frozenset(p.name for p in registry.passes)
 
@@ -101,8 +104,9 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, f"cannot decode file: {exc}")], facts)
     try:
         tree = ast.parse(source, filename=path)
+        light = plan.index_triggers is None or plan.index_triggers.search(data) is None
         summary = summarize(source, module or module_name(path), Path(path).name == "__init__.py",
-                            plan.vocab, tree)
+                            plan.vocab, tree, light=light)
     except SyntaxError as exc:
         message = f"cannot parse: {exc.msg}; the file was not checked"
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
