@@ -39,7 +39,7 @@ class Limits:
     max_bytes: int = 2 << 20  # larger files are generated or hostile; raise it with --max-file-size
     seconds: float = 30.0  # per file, parse and every rule
     max_depth: int = 1000  # AST nesting (an n-term a+b+... is n deep); libcst is quadratic in it
-    memory_bytes: int = 4 << 30  # address space of one worker
+    memory_bytes: int = 4 << 30  # address space one worker may add to what it inherits
 
 
 DEFAULT_LIMITS = Limits()
@@ -167,10 +167,16 @@ def _worker_main(conn, analyse: Analyse, limits: Limits) -> None:
     global _ACTIVE
     _ACTIVE = limits
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends us
+    # On top of what the forked worker already maps (a parent that imported CUDA torch maps
+    # tens of GiB it never touches): the budget is for this file's analysis.
+    budget = _mapped_bytes() + limits.memory_bytes
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            budget = min(budget, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (budget, hard))
     except (ValueError, OSError):
-        pass  # a lower hard limit is already in force
+        pass  # a lower limit is already in force
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20 * limits.max_depth))
     threading.stack_size(_STACK_BYTES)
     while True:
@@ -187,6 +193,14 @@ def _worker_main(conn, analyse: Analyse, limits: Limits) -> None:
         thread.join()
         conn.send((index, box[0] if box else uncheckable(
             path, "the linter stopped on this file; the file was not checked, please report it")))
+
+
+def _mapped_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _analyse_one(analyse: Analyse, path: str, data: bytes, version: str | None,

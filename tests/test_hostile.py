@@ -289,6 +289,20 @@ def test_a_worker_killed_by_a_signal_is_one_lg900_and_the_rest_survive(jobs):
                      "c.py:1:1 LG001 found in c.py", "d.py:1:1 LG001 found in d.py"]
 
 
+def _allocate(path: str, data: bytes, version):
+    buffer = bytearray(int(path))  # what a pathological parse of this "file" would allocate
+    return FileResult([Finding(path, 1, 1, "LG001", f"{len(buffer)} bytes")])
+
+
+def test_a_file_whose_analysis_exhausts_memory_is_one_lg900():
+    tasks = [("1000", b"", None), ("8000000000", b"", None), ("2000", b"", None)]
+    results = run_isolated(tasks, _allocate, jobs=1, limits=Limits(memory_bytes=1 << 30))
+    assert [f.text() for result in results for f in result.findings] == [
+        "1000:1:1 LG001 1000 bytes",
+        "8000000000:1:1 LG900 analysis ran out of memory; the file was not checked",
+        "2000:1:1 LG001 2000 bytes"]
+
+
 def _pid(path: str, data: bytes, version):
     time.sleep(0.05)
     return FileResult([Finding(path, 1, 1, "LG001", str(os.getpid()))])
