@@ -108,13 +108,15 @@ def module_name(path: str | PurePath) -> str:
     """The dotted module a file is, by the package layout around it: parent directories count
     while they hold an ``__init__.py``. A path that is not on disk (an example, a test) is read
     as written, relative: ``torch/_inductor/fx_passes/x.py`` -> ``torch._inductor.fx_passes.x``."""
-    path = Path(path)
-    stem = [] if path.name == "__init__.py" else [path.stem]
-    if path.is_file():
-        parts = [*_package_of(os.path.dirname(os.path.abspath(path))), *stem]
+    text = os.fspath(path)
+    directory, name = os.path.split(text)
+    stem = os.path.splitext(name)[0]
+    tail = [] if name == "__init__.py" else [stem]
+    if os.path.isfile(text):
+        parts = [*_package_of(os.path.abspath(directory or ".")), *tail]
     else:
-        parts = [p for p in path.parent.parts if p not in ("", ".", "/")] + stem
-    return ".".join(p for p in parts if p.isidentifier()) or path.stem
+        parts = [p for p in PurePath(directory).parts if p not in ("", ".", "/")] + tail
+    return ".".join(p for p in parts if p.isidentifier()) or stem
 
 
 # ---- the per-file summary -------------------------------------------------------------------
@@ -637,6 +639,7 @@ class Index:
         self._external: dict[str, dict | None] = {}
         self._allow_external = external
         self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
+        self._pass_bases: dict[tuple[str, str, str], str | None] = {}
 
     # ---- modules -------------------------------------------------------------------------
     def module(self, name: str) -> dict | None:
@@ -841,12 +844,22 @@ class Index:
         return name
 
     def pass_base(self, module: str, qualname: str, role: str = "pass_class") -> str | None:
-        """The registry base (of ``role``) this class derives from, or is, if any."""
-        for ref in [("class", module, qualname), *self.ancestors(module, qualname)[0]]:
-            name = self.base_entry(ref, role)
-            if name is not None:
-                return name
-        return None
+        """The registry base (of ``role``) this class derives from, or is, if any. Memoized
+        through direct bases, so a tree of thousands of classes resolves each base once."""
+        key = (module, qualname, role)
+        if key in self._pass_bases:
+            return self._pass_bases[key]
+        self._pass_bases[key] = None  # a cycle of classes ends here
+        found = self.base_entry(("class", module, qualname), role)
+        if found is None:
+            for base in self.bases(module, qualname):
+                found = self.base_entry(base, role)
+                if found is None and base[0] == "class":
+                    found = self.pass_base(base[1], base[2], role)
+                if found is not None:
+                    break
+        self._pass_bases[key] = found
+        return found
 
     def is_callable(self, module: str, qualname: str) -> bool | None:
         """Do instances of this class have a ``__call__``? None when a base cannot be read."""
