@@ -1,8 +1,9 @@
 """The linter on torch's own Inductor tree: clean with the shipped registry, in sync with it, and
-every injected pass or reorder config (one per syntactic form) is reported, nothing else.
+every injected pass, pipeline step, pass module or config key is reported, nothing else.
 
 The installed tree is linted once per session (cold, into a session cache) and a copy of it once;
-each mutation then re-lints only the file it touched.
+each mutation then re-lints only the file it touched (the index rules rerun over the cached
+summaries of the rest).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from lint_rules.cache import Cache
-from lint_rules.engine import lint_paths
 from lint_rules.command import TORCH_TREES, installed_torch_trees
+from lint_rules.engine import lint_paths
 from lite_guard.registry import Registry
 
 
@@ -36,17 +38,29 @@ def installed_report(registry, lint_cache):
     return lint_paths(installed_torch_trees(), registry, cache=Cache(lint_cache))
 
 
-@pytest.fixture(scope="session")
-def torch_copy(tmp_path_factory) -> Path:
-    """The .py files of the installed torch's pass trees, plus version.py, under tmp/torch."""
+def copy_torch(target: Path, version_py: bool = True) -> Path:
+    """The .py files of the installed torch's pass trees under target/torch, with the package
+    markers that make them torch.* modules, and version.py unless told otherwise."""
     source = installed_torch_trees()[0].parent
-    target = tmp_path_factory.mktemp("tree") / "torch"
+    root = target / "torch"
     for sub in TORCH_TREES:
-        shutil.copytree(source / sub, target / sub,
+        shutil.copytree(source / sub, root / sub,
                         ignore=lambda d, names: [n for n in names if n == "__pycache__"
                                                  or (not n.endswith(".py") and "." in n)])
-    shutil.copy(source / "version.py", target / "version.py")
-    return target
+    shutil.copy(source / "__init__.py", root / "__init__.py")
+    shutil.copy(source / "fx" / "__init__.py", root / "fx" / "__init__.py")
+    if version_py:
+        shutil.copy(source / "version.py", root / "version.py")
+    return root
+
+
+@pytest.fixture(scope="session")
+def torch_copy(tmp_path_factory) -> Path:
+    return copy_torch(tmp_path_factory.mktemp("tree"))
+
+
+def lint_tree(root: Path, registry: Registry, cache: Cache, **options):
+    return lint_paths([root / sub for sub in TORCH_TREES], registry, cache=cache, jobs=2, **options)
 
 
 @pytest.fixture(scope="session")
@@ -54,10 +68,10 @@ def copy_linter(registry, lint_cache, torch_copy):
     cache = Cache(lint_cache)
 
     def lint():
-        return lint_paths([torch_copy / sub for sub in TORCH_TREES], registry, cache=cache, jobs=2)
+        return lint_tree(torch_copy, registry, cache)
 
     baseline = lint()
-    assert baseline.findings == []
+    assert [f.text() for f in baseline.findings] == []
     return lint
 
 
@@ -74,79 +88,43 @@ def test_check_torch_exits_0_with_zero_findings(installed_report, lint_cache, tm
     assert "0 finding(s)" in run.stderr
 
 
-def test_every_pass_the_rules_find_is_registered(installed_report, registry):
-    unregistered = set()
-    for facts in installed_report.facts.values():
-        unregistered.update(n for n in facts.passes if registry.get_pass(n) is None)
-        for spellings in facts.alternatives:
-            if not any(registry.get_pass(n) for n in spellings):
-                unregistered.add(spellings[-1])
-        for key in facts.configs:
-            module, _, name = key.partition(":")
-            from lint_rules.inductor_names import is_gating_key
-
-            if is_gating_key(name, module) and not (registry.get_config(name, module)
-                                                    or registry.get_pass(name)):
-                unregistered.add(key)
-    assert sorted(unregistered) == []
-
-
-def test_every_registry_entry_for_this_torch_is_found_in_the_tree(installed_report, registry):
-    from lint_rules.engine import _tree_version, tree_findings
-
-    files = [Path(p) for p in installed_report.facts]
-    stale = tree_findings(registry, list(installed_report.facts.values()),
-                          [p.as_posix() for p in files], _tree_version(files))
-    assert [f.text() for f in stale] == []
-
-
 POST_GRAD = "_inductor/fx_passes/post_grad.py"
-MUTATIONS = {
-    "observer-positional": (POST_GRAD, 'def _inj(gm):\n    GraphTransformObserver(gm, "inj_observer")'
-                            '.apply_graph_pass(print)\n', "LG001", "inj_observer"),
-    "observer-keyword": (POST_GRAD, 'def _inj(gm):\n    with GraphTransformObserver(gm, passname='
-                         '"inj_kw_observer"):\n        pass\n', "LG001", "inj_kw_observer"),
-    "observer-f-string": (POST_GRAD, 'def _inj(gm, i):\n    GraphTransformObserver(gm, f"inj_{i}_x")'
-                          '.apply_graph_pass(print)\n', "LG001", "inj_*_x"),
-    "register-fusion": ("_inductor/fx_passes/group_batch_fusion.py",
-                        '@register_fusion("inj_batch", pre_grad=False)\nclass InjFusion(BatchFusion):\n'
-                        "    pass\n", "LG001", "inj_batch"),
+JOINT_GRAPH = "_inductor/fx_passes/joint_graph.py"
+CONFIG = "_inductor/config.py"
+# Forms LG001 recognises (its own fixtures test them one by one; here: inside torch's real tree).
+OBSERVER = "from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n"
+PASS_FORMS = {
+    "observer-positional": (POST_GRAD, OBSERVER + 'def _inj(gm):\n    GraphTransformObserver(gm, '
+                            '"inj_observer").apply_graph_pass(print)\n', "LG001", "inj_observer"),
+    "observer-keyword": (POST_GRAD, OBSERVER + 'def _inj(gm):\n    with GraphTransformObserver(gm, '
+                         'passname="inj_kw_observer"):\n        pass\n', "LG001", "inj_kw_observer"),
     "pattern-pass-name": (POST_GRAD, 'inj = PatternMatcherPass(pass_name="inj_named_patterns")\n',
                           "LG001", "inj_named_patterns"),
-    "pattern-variable": (POST_GRAD, "inj_patterns = PatternMatcherPass()\n", "LG001",
-                         "inj_patterns"),
-    "pattern-in-function": (POST_GRAD, "def _inj(gm):\n    inj_local = PatternMatcherPass()\n",
-                            "LG001", "post_grad._inj.inj_local"),
-    "pattern-list": (POST_GRAD, "inj_list = [PatternMatcherPass(), PatternMatcherPass()]\n",
-                     "LG001", "inj_list"),
-    "custom-graph-pass": ("_inductor/fx_passes/joint_graph.py",
-                          "class InjPass(CustomGraphPass):\n    pass\n", "LG001", "InjPass"),
-    "custom-graph-module-pass": ("_inductor/compile_fx.py",
-                                 "class InjModulePass(custom_graph_pass.CustomGraphModulePass):\n"
-                                 "    pass\n", "LG001", "InjModulePass"),
-    "hook-assignment": ("_inductor/compile_fx.py", "config.post_grad_custom_post_pass = inj_hook\n",
-                        "LG001", "inj_hook"),
-    "hook-patch-keyword": ("_inductor/compile_fx.py", "with config.patch(joint_custom_pre_pass="
-                           "inj_patch_hook):\n    pass\n", "LG001", "inj_patch_hook"),
-    "hook-patch-dict": ("_inductor/compile_fx.py", 'with config.patch({"pre_grad_custom_pass": '
-                        "InjHook()}):\n    pass\n", "LG001", "InjHook"),
-    "scheduler-reorder": ("_inductor/comms.py", "def reorder_inj(snodes: list[BaseSchedulerNode])"
-                          " -> list[BaseSchedulerNode]:\n    return snodes\n", "LG001",
-                          "reorder_inj"),
-    "config-module-level": ("_inductor/config.py", "reorder_for_inj = True\n", "LG002",
-                            "reorder_for_inj"),
-    "config-annotated-passes": ("_inductor/config.py", "inj_fx_passes: list[str] = []\n", "LG002",
-                                "inj_fx_passes"),
-    "config-functorch": ("_functorch/config.py", "use_inj_passes = True\n", "LG002",
-                         "use_inj_passes"),
+    "custom-graph-pass": (JOINT_GRAPH, "from ..custom_graph_pass import CustomGraphPass\n\n\n"
+                          "class InjPass(CustomGraphPass):\n    def __call__(self, g):\n"
+                          "        pass\n\n    def uuid(self):\n        return None\n", "LG001", "InjPass"),
 }
+# Config keys of every shape, with names no pattern would pick (digits, no pass-like word).
+CONFIG_FORMS = {
+    "config-digits": (CONFIG, "reorder_for_int8_overlap = True\n", "LG002", "reorder_for_int8_overlap"),
+    "config-annotated": (CONFIG, "enable_softmax_rewrite: bool = False\n", "LG002",
+                         "enable_softmax_rewrite"),
+    "config-plain-word": (CONFIG, "drop_dead_nodes = True\n", "LG002", "drop_dead_nodes"),
+    "config-version-suffix": (CONFIG, "fuse_rope_v3 = 1\n", "LG002", "fuse_rope_v3"),
+    "config-functorch": ("_functorch/config.py", "use_alt_scheduler_order = False\n", "LG002",
+                         "use_alt_scheduler_order"),
+}
+MUTATIONS = {**PASS_FORMS, **CONFIG_FORMS}
 
 
 def _mutate(path: Path, edit):
     original = path.read_bytes()
-    text = original.decode()
-    path.write_text(edit(text))
+    path.write_text(edit(path.read_text()))
     return original
+
+
+def _reported(findings, root: Path) -> list[tuple[str, str, str]]:
+    return [(Path(f.path).relative_to(root).as_posix(), f.code, f.name) for f in findings]
 
 
 @pytest.mark.parametrize("form", list(MUTATIONS))
@@ -158,19 +136,73 @@ def test_injected_pass_or_config_is_reported_and_nothing_else(form, copy_linter,
         findings = copy_linter().findings
     finally:
         path.write_bytes(original)
-    assert [(Path(f.path).relative_to(torch_copy).as_posix(), f.code, f.name) for f in findings] \
-        == [(relative, code, name)]
+    assert _reported(findings, torch_copy) == [(relative, code, name)]
 
 
-def test_injected_nested_class_config_is_reported(copy_linter, torch_copy):
-    path = torch_copy / "_inductor/config.py"
-    original = _mutate(path, lambda t: t.replace(
-        "class triton:\n", "class triton:\n    reorder_inj_nested = True\n", 1))
+@pytest.mark.parametrize("nested", ["triton", "aten_distributed_optimizations"])
+def test_injected_nested_class_config_is_reported_at_its_line(nested, copy_linter, torch_copy):
+    path = torch_copy / CONFIG
+    original = _mutate(path, lambda t: t.replace(f"class {nested}:\n",
+                                                 f"class {nested}:\n    enable_gelu_swap_2 = True\n", 1))
+    line = path.read_text().splitlines().index("    enable_gelu_swap_2 = True") + 1
     try:
         findings = copy_linter().findings
     finally:
         path.write_bytes(original)
-    assert [(f.code, f.name) for f in findings] == [("LG002", "triton.reorder_inj_nested")]
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG002", f"{nested}.enable_gelu_swap_2", line)]
+
+
+def test_key_added_to_a_base_config_class_is_reported_for_every_class_that_inherits_it(
+        copy_linter, torch_copy):
+    path = torch_copy / CONFIG
+    original = _mutate(path, lambda t: t.replace("class cutlass:\n", "class cutlass:\n"
+                                                 "    enable_tma_v2 = False\n", 1))
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert sorted(f.name for f in findings) == ["cuda.enable_tma_v2", "cutlass.enable_tma_v2",
+                                                "xpu.enable_tma_v2"]
+    assert {f.code for f in findings} == {"LG002"}
+
+
+# ---- pipelines: a plain call added to a pass pipeline, a new pass module --------------------
+
+PIPELINE_CALLS = {
+    "post_grad_passes": (POST_GRAD, "    if is_inference and config.reorder_for_locality:\n",
+                         "    drop_dead_nodes(gm.graph)\n"),
+    "joint_graph_passes": (JOINT_GRAPH, "    lazy_init(input_device)\n",
+                           "    fold_softmax_rewrite(graph)\n"),
+    "Scheduler._init": ("_inductor/scheduler.py", "        self.nodes = self.fuse_nodes(self.nodes)\n",
+                        "        self.nodes = reorder_for_int8_overlap(self.nodes)\n"),
+}
+
+
+@pytest.mark.parametrize("root", list(PIPELINE_CALLS))
+def test_new_call_inside_a_pipeline_root_is_reported(root, copy_linter, torch_copy):
+    relative, anchor, call = PIPELINE_CALLS[root]
+    path = torch_copy / relative
+    assert anchor in path.read_text(), "the anchor line moved in this torch; pick another"
+    original = _mutate(path, lambda t: t.replace(anchor, call + anchor, 1))
+    line = path.read_text().splitlines().index(call.rstrip("\n")) + 1
+    name = call.split("(")[0].split("=")[-1].strip()
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG005", name, line)]
+    assert f"calls '{name}', which no registry entry names" in findings[0].message
+
+
+def test_new_module_in_fx_passes_is_reported(copy_linter, torch_copy):
+    path = torch_copy / "_inductor" / "fx_passes" / "rope_fusion.py"
+    path.write_text("def fuse_rope(graph):\n    return graph\n")
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.unlink()
+    assert _reported(findings, torch_copy) == [("_inductor/fx_passes/rope_fusion.py", "LG005",
+                                                "torch/_inductor/fx_passes/rope_fusion.py")]
 
 
 def test_drifted_lite_mode_options_is_reported(copy_linter, torch_copy):
@@ -184,11 +216,50 @@ def test_drifted_lite_mode_options_is_reported(copy_linter, torch_copy):
 
 
 def test_removed_config_makes_its_registry_entry_stale(copy_linter, torch_copy):
-    path = torch_copy / "_inductor/config.py"
+    path = torch_copy / CONFIG
     original = _mutate(path, lambda t: t.replace("\nreorder_for_peak_memory = True\n", "\n", 1))
     try:
         findings = copy_linter().findings
     finally:
         path.write_bytes(original)
     assert [(f.code, f.name) for f in findings] == [("LG003", "reorder_for_peak_memory")]
-    assert findings[0].path.endswith("torch_inductor.toml")
+    assert findings[0].path.endswith("torch_configs.toml")
+
+
+# ---- versions --------------------------------------------------------------------------------
+
+def test_checkout_layout_with_version_txt_has_no_stale_findings(registry, tmp_path):
+    """A PyTorch source checkout has version.txt at its root and no torch/version.py: its version
+    comes from version.txt, so no ranged entry is reported stale (issue 11: 10 false LG003)."""
+    root = copy_torch(tmp_path / "pytorch", version_py=False)
+    (tmp_path / "pytorch" / "version.txt").write_text("2.13.0a0\n")
+    report = lint_tree(root, registry, None)
+    assert [f.text() for f in report.findings] == []
+
+
+def test_unknown_torch_version_never_reports_ranged_entries_stale(registry, tmp_path):
+    root = copy_torch(tmp_path / "nowhere", version_py=False)
+    report = lint_tree(root, registry, None)
+    ranged = {e.name for e in registry.passes if e.torch} | {e.key for e in registry.configs if e.torch}
+    assert [f.text() for f in report.findings if f.name in ranged] == []
+    assert [f.text() for f in report.findings] == []
+
+
+def test_stale_entry_suggests_a_valid_specifier_for_a_local_version(registry, tmp_path):
+    """A CUDA wheel says 2.12.0+cu130: the suggested range must still be valid PEP 440."""
+    root = copy_torch(tmp_path / "cuda")
+    (root / "version.py").write_text("__version__ = '2.99.0+cu130'\n")
+    report = lint_tree(root, registry, None)
+    stale = [f for f in report.findings if f.code == "LG003"]
+    assert stale, "entries ranged >=2.14 are not in a 2.13 tree labelled 2.99"
+    for finding in stale:
+        spec = finding.message.split('torch = "')[1].split('"')[0]
+        SpecifierSet(spec)  # raises InvalidSpecifier on e.g. "<2.99.0+cu130"
+        assert "+" not in spec and spec.endswith("<2.99.0")
+
+
+def test_torch_version_option_is_used_when_the_tree_cannot_say(registry, tmp_path):
+    root = copy_torch(tmp_path / "given", version_py=False)
+    report = lint_tree(root, registry, None, torch_version="2.99.0")
+    suggestion = 'torch = ">=2.14,<2.99.0" if it was removed upstream'
+    assert any(f.code == "LG003" and f.message.endswith(suggestion) for f in report.findings)

@@ -560,6 +560,8 @@ def _entry_exists(entry, result: ScanResult) -> bool:
     if kind in ("custom_hook", "config"):
         return any(name in keys for keys in result.all_config_keys.values())
     leaf = name.rsplit(".", 1)[-1]
+    if ":" in name:  # a qualified identity (module:Owner.attr): its owner must still be defined
+        leaf = name.split(":", 1)[1].split(".", 1)[0]
     if kind == "helper" and not (entry.source and entry.source in result.defined_names
                                  and leaf in result.defined_names[entry.source]):
         return False  # a helper exists when a pipeline root calls it (a candidate above)
