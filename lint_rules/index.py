@@ -875,20 +875,25 @@ class Index:
         return False
 
     def is_concrete(self, module: str, qualname: str) -> bool:
-        """A usable pass: its ``__call__`` (own or inherited) is not abstract, and no abstract
-        method is left unimplemented. Bases we cannot read count as defining nothing."""
+        """A usable pass: no abstract method left unimplemented, and its ``__call__`` (own or
+        inherited) is not abstract. A family of passes that is not called (Inductor's group/batch
+        fusions: ``match`` and ``fuse``) is concrete once its abstract methods are implemented.
+        Bases we cannot read count as defining nothing, so a class whose contract we cannot see
+        is concrete only if it defines ``__call__`` itself or below."""
         decided: dict[str, bool] = {}  # method name -> abstract?, first definer in the MRO wins
+        declared_abstract = False
         chain = [("class", module, qualname), *self.ancestors(module, qualname)[0]]
         for ref in chain:
             if ref[0] != "class":
                 continue
             klass = self.class_info(ref[1], ref[2])
             abstract = set(klass["abstract"])
+            declared_abstract = declared_abstract or bool(abstract)
             for method in klass["methods"]:
                 decided.setdefault(method, method in abstract)
-        if decided.get("__call__", True):
+        if any(decided.values()):
             return False
-        return not any(decided.values())
+        return "__call__" in decided or declared_abstract
 
     # ---- identities ----------------------------------------------------------------------
     def identity(self, module: str, qualname: str, torch_name: str | None = None) -> str:

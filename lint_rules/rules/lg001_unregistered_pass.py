@@ -187,7 +187,7 @@ class _Check:
                 continue
             if not index.is_concrete(module, qualname):
                 continue  # an abstract base of passes, not a pass
-            name = index.identity(module, qualname)
+            name = index.identity(module, qualname, _registered_as(klass))
             self.classes.add(name)
             form = f"class deriving from {_short(base)}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
@@ -343,6 +343,15 @@ class _Check:
         hint = pass_hint(name, stage, kind)
         message = UnregisteredPass.MESSAGE.format(name=name, form=form, hint=one_line(hint))
         self.findings.append(Finding(path, line, col, UnregisteredPass.CODE, message, name, hint))
+
+
+def _registered_as(klass: dict) -> str | None:
+    """The name a registering decorator gives a class, ``@register_fusion("batch_linear")``: in
+    torch, that is the pass's torch name."""
+    for decorator in klass["decorators"]:
+        if decorator[0] == "call" and decorator[2] and decorator[2][0][0] == "s":
+            return decorator[2][0][1]
+    return None
 
 
 def _short(base: str) -> str:
