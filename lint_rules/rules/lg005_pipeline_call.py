@@ -25,6 +25,7 @@ new pass file is a finding until someone registers what it does.
 from __future__ import annotations
 
 import builtins
+from pathlib import Path
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
@@ -72,6 +73,9 @@ class UnregisteredPipelineCall(IndexRule):
             " with lite = \"always\" and a why saying it transforms nothing.")
     MESSAGE = ("'{root}' calls '{name}', which no registry entry names; a step of a pass pipeline"
                " must be registered: {hint}")
+    UNNAMED_MESSAGE = ("this file is where pipeline root '{root}' lives, but it was read as module"
+                       " '{module}' (no __init__.py above it?), so the root's calls cannot be"
+                       " checked; lint the tree with its package's __init__.py files")
     MODULE_MESSAGE = ("module '{module}' is in the FX pass package '{package}' and no registry entry"
                       " names it as its source; register the passes it defines (or its helpers)")
 
@@ -121,6 +125,7 @@ class UnregisteredPipelineCall(IndexRule):
             module, _, qualname = pipeline.root.partition(":")
             summary = index.modules.get(module)
             if summary is None:
+                findings += cls._misnamed(index, pipeline.root)
                 continue  # the root's module is not part of this lint
             klass = qualname.rpartition(".")[0] if qualname.rpartition(".")[0] in summary["classes"] else ""
             for callee, line, col in summary["calls"].get(qualname, []):
@@ -160,6 +165,16 @@ class UnregisteredPipelineCall(IndexRule):
             name = qualified_name("builtins", text)  # not defined or imported here: Python's own
             return False, name, [name], ""
         return False, leaf, [leaf, text], ""
+
+    @classmethod
+    def _misnamed(cls, index, root: str) -> list[Finding]:
+        """The root's file is in the tree under another module name: say so, never skip it."""
+        module = root.partition(":")[0]
+        tail = "/" + module.replace(".", "/") + ".py"
+        return [Finding(path, 1, 1, cls.CODE, cls.UNNAMED_MESSAGE.format(root=root, module=name),
+                        root)
+                for name, path in index.paths.items()
+                if name != module and Path(path).as_posix().endswith(tail)]
 
     @classmethod
     def _new_modules(cls, index, registry) -> list[Finding]:
