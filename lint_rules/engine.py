@@ -208,7 +208,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
                     f"{e.filename}: cannot read directory: {e.strerror}")):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
                 files += [Path(root) / n for n in sorted(names) if n.endswith(".py")]
-        elif path.is_file() or path.is_symlink():
+        elif path.exists() or path.is_symlink():  # a FIFO or device given by name: LG900 below
             files.append(path)
         else:
             errors.append(f"{path}: no such file or directory")

@@ -550,3 +550,13 @@ def test_a_cache_dir_whose_parents_do_not_exist_yet_is_created_private(tmp_path)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o700
     again = check(root, env={"LITE_GUARD_CACHE_DIR": str(fresh)})
     assert re.search(r"linted 1 file\(s\) \(0 parsed, 1 cached\)", again.stderr), again.stderr
+
+
+def test_a_fifo_named_on_the_command_line_is_lg900(tmp_path):
+    root = hostile_tree(tmp_path)
+    os.mkfifo(root / "pipe.py")
+    result = lite_guard("check", "--no-project", "--no-cache", "--registry", str(VOCABULARY),
+                        "pipe.py", "real_pass.py", cwd=root)
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert lg900(result, "pipe.py") == ["pipe.py:1:1 LG900 not a regular file (a FIFO); it was not read"]
