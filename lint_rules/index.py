@@ -297,7 +297,13 @@ class _Extractor(ast.NodeVisitor):
 
     def _import(self, local: str, target: str) -> None:
         if not self.scopes:
-            self.summary["imports"][local] = target
+            imports = self.summary["imports"]
+            if local in imports and imports[local] != target:
+                # try: from torch... import X / except ImportError: from .compat import X as X:
+                # either may be what runs, so a class deriving from X derives from both.
+                self.summary.setdefault("alternatives", {}).setdefault(local, []).append(target)
+            else:
+                imports[local] = target
         else:
             self._bind(local, ["import", target])
 
@@ -771,13 +777,26 @@ class Index:
         return summary["classes"].get(qualname) if summary else None
 
     def bases(self, module: str, qualname: str) -> list[Ref]:
+        return [ref for ref, _ in self.base_pairs(module, qualname)]
+
+    def base_pairs(self, module: str, qualname: str) -> list[tuple[Ref, list]]:
+        """(what each base resolves to, the base as written); a base imported in two ways
+        (``try``/``except ImportError``, ``if``/``else``) gives one pair per way."""
         klass = self.class_info(module, qualname)
         if klass is None:
             return []
-        refs = []
+        summary = self.module(module) or {}
+        alternatives = summary.get("alternatives", {})
+        pairs = []
         for base in klass["bases"]:
-            refs.append(self.expr_ref(module, klass["scope"], base))
-        return refs
+            pairs.append((self.expr_ref(module, klass["scope"], base), base))
+            head = base[1].split(".", 1)[0] if base[0] == "n" else ""
+            for target in alternatives.get(head, []):
+                ref = self._import(target, 0)
+                for part in base[1].split(".")[1:]:
+                    ref = self.attribute(ref, part)
+                pairs.append((self._settle(ref), base))
+        return pairs
 
     def expr_ref(self, module: str, scope: str, expr: list, klass: str = "") -> Ref:
         """What a name-like expression refers to (a call refers to its callee's result)."""
@@ -817,7 +836,7 @@ class Index:
             klass = self.class_info(mod, qual)
             if klass is None:
                 continue
-            for base, written in zip(self.bases(mod, qual), klass["bases"]):
+            for base, written in self.base_pairs(mod, qual):
                 if base[0] == "class":
                     if (base[1], base[2]) not in seen:
                         seen.add((base[1], base[2]))

@@ -2,7 +2,12 @@
 
 import hashlib
 
-from torch._inductor.custom_graph_pass import CustomGraphPass
+from .compat import TORCH_HAS_CUSTOM_GRAPH_PASS
+
+if not TORCH_HAS_CUSTOM_GRAPH_PASS:  # the project's copy for old torch comes first here
+    from .compat import CustomGraphPass
+else:
+    from torch._inductor.custom_graph_pass import CustomGraphPass
 
 
 class VllmInductorPass(CustomGraphPass):
