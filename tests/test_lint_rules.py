@@ -363,6 +363,19 @@ def test_unresolvable_base_is_reported_with_its_name():
     assert "its base 'some_vendor.passes.VendorBase' cannot be resolved" in finding.message
 
 
+def test_a_base_the_project_registry_declares_makes_passes_without_its_source(tmp_path):
+    # vllm-ascend derives from vLLM's base, which is neither in the linted tree nor installed.
+    declared = tmp_path / "project.toml"
+    declared.write_text('[[base]]\nname = "vllm.compilation.vllm_inductor_pass:VllmInductorPass"\n'
+                        'role = "pass_class"\n')
+    source = (b"from vllm.compilation.vllm_inductor_pass import VllmInductorPass\n"
+              b"class AscendFusion(VllmInductorPass):\n    def __call__(self, graph):\n"
+              b"        return graph\nclass AscendBase(VllmInductorPass):\n    pass\n")
+    assert lint_source("vllm_ascend/fusion.py", source, VOCAB).findings == []  # unknown base
+    found = lint_source("vllm_ascend/fusion.py", source, Registry.from_files([BASES, declared]))
+    assert [(f.line, f.name) for f in found.findings] == [(2, "vllm_ascend.fusion:AscendFusion")]
+
+
 def test_third_party_observer_named_like_a_torch_pass_must_be_renamed():
     # The runtime guard sees an observed pass only by its name: torch's entry would let it run.
     source = (GTO + "def run(gm):\n    GraphTransformObserver(gm, 'fx_graph_cse')\n").encode()
