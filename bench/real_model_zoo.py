@@ -289,17 +289,19 @@ def compare(reference: list[tuple[str, torch.Tensor]], got: list[tuple[str, torc
     """Bitwise verdict: equal, or the first differing tensor and the largest difference."""
     if [n for n, _ in reference] != [n for n, _ in got]:
         return {"bitwise": False, "detail": f"different results: {len(got)} vs {len(reference)}"}
-    worst, first = 0.0, None
+    worst, relative, first = 0.0, 0.0, None
     for (name, want), (_, have) in zip(reference, got):
         if want.shape != have.shape or want.dtype != have.dtype:
             return {"bitwise": False, "detail": f"{name}: shape/dtype {tuple(have.shape)} {have.dtype}"}
         if not torch.equal(want, have):
             diff = (want.float() - have.float()).abs().nan_to_num(float("inf")).max().item()
-            worst = max(worst, diff)
+            scale = want.float().abs().max().item() or 1.0
+            worst, relative = max(worst, diff), max(relative, diff / scale)
             first = first or name
     if first is None:
         return {"bitwise": True, "detail": ""}
-    return {"bitwise": False, "detail": f"first differs: {first}; max abs diff {worst:.3g}"}
+    return {"bitwise": False, "detail": f"first differs: {first}; max abs diff {worst:.3g}"
+                                        f" ({relative:.2g} of the tensor's largest value)"}
 
 
 def _error(exc: BaseException) -> str:
