@@ -79,6 +79,7 @@ class _Report:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.stdout_fd: int | None = None  # the real stdout while the script's goes to stderr
+        self.stdout: Any = None
 
     def script_output_to_stderr(self) -> None:
         """``--json``: stdout carries only JSON, so the script's prints (Python's and C's) go
@@ -86,7 +87,8 @@ class _Report:
         if self.args.json and self.stdout_fd is None:
             sys.stdout.flush()
             self.stdout_fd = os.dup(1)
-            os.dup2(2, 1)
+            os.dup2(2, 1)  # what C code and subprocesses write
+            self.stdout, sys.stdout = sys.stdout, sys.stderr  # what Python code prints
 
     def restore_stdout(self) -> None:
         if self.stdout_fd is not None:
@@ -94,6 +96,7 @@ class _Report:
             os.dup2(self.stdout_fd, 1)
             os.close(self.stdout_fd)
             self.stdout_fd = None
+            sys.stdout, self.stdout = self.stdout, None
 
     def finish(self, lite: list[Any], default: list[Any], violation: BaseException | None,
                failure: str | None) -> int:
