@@ -21,12 +21,14 @@ and the dtype and shape of its value. The checks run in lite sessions only (neve
 
 from __future__ import annotations
 
-import contextlib
 import bisect
+import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from torch.fx import Node as _Node
 
 from lite_compiler import guard
 
@@ -36,13 +38,24 @@ Fingerprint = tuple[tuple[Any, ...], ...]
 # ---- fingerprints -----------------------------------------------------------------------------
 
 def _target_name(target: Any) -> str:
+    try:
+        return _TARGET_NAMES[target]
+    except (KeyError, TypeError):
+        pass
     if isinstance(target, str):
         return target
     module = getattr(target, "__module__", None)
     qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
-    if module and qualname and not hasattr(target, "_schema"):
-        return f"{module}.{qualname}"
-    return str(target)  # OpOverload: "aten.mul.Tensor"
+    name = f"{module}.{qualname}" if module and qualname and not hasattr(target, "_schema") \
+        else str(target)  # OpOverload: "aten.mul.Tensor"
+    try:
+        _TARGET_NAMES[target] = name
+    except TypeError:
+        pass
+    return name
+
+
+_TARGET_NAMES: dict[Any, str] = {}
 
 
 def _value_summary(val: Any) -> Any:
@@ -55,13 +68,19 @@ def _value_summary(val: Any) -> Any:
     return type(val).__name__ if val is not None else None
 
 
-def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> Any:
-    import torch.fx
-
-    def name_of(node: torch.fx.Node) -> str:
-        return rename(node) if rename is not None else node.name
-
-    return repr(torch.fx.node.map_arg(arg, lambda n: _Ref(name_of(n))))
+def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> str:
+    """An argument as text, node references as ``%name`` (written out by hand: fx's map_arg plus
+    repr cost four times as much, and fingerprints are taken at every stage boundary)."""
+    if isinstance(arg, _Node):
+        return "%" + (rename(arg) if rename is not None else arg.name)
+    if isinstance(arg, tuple):
+        inner = ", ".join(_arg_key(a, rename) for a in arg)
+        return f"({inner},)" if len(arg) == 1 else f"({inner})"
+    if isinstance(arg, list):
+        return "[" + ", ".join(_arg_key(a, rename) for a in arg) + "]"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k!r}: {_arg_key(v, rename)}" for k, v in arg.items()) + "}"
+    return repr(arg)
 
 
 class _Ref:
@@ -83,9 +102,26 @@ def node_row(node: Any, rename: Callable[[Any], str] | None = None) -> tuple[Any
 
 
 def fingerprint(graph: Any, skip: Callable[[Any], bool] | None = None,
-                rename: Callable[[Any], str] | None = None) -> Fingerprint:
-    """One row per node, in graph order (``skip``: nodes left out; ``rename``: node names)."""
-    return tuple(node_row(n, rename) for n in graph.nodes if skip is None or not skip(n))
+                rename: Callable[[Any], str] | None = None,
+                cache: dict[Any, tuple[Any, ...]] | None = None) -> Fingerprint:
+    """One row per node, in graph order (``skip``: nodes left out; ``rename``: node names).
+
+    ``cache`` (one compile's): a node's row is reused while its name, target, args, kwargs and
+    value are the very same objects (fx replaces the args tuple whenever they change, and the
+    cache holds the old objects, so an identity match is never a recycled id)."""
+    if cache is None or rename is not None:
+        return tuple(node_row(n, rename) for n in graph.nodes if skip is None or not skip(n))
+    rows = []
+    for node in graph.nodes:
+        if skip is not None and skip(node):
+            continue
+        parts = (node.name, node.target, node.args, node.kwargs, node.meta.get("val"))
+        held = cache.get(node)
+        if held is None or any(a is not b for a, b in zip(held[0], parts)):
+            held = (parts, node_row(node))
+            cache[node] = held
+        rows.append(held[1])
+    return tuple(rows)
 
 
 def _same_row(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -139,11 +175,13 @@ class EffectState:
     """The fingerprint each tracked graph must have when the next pass (or stage) looks at it."""
 
     expected: dict[int, tuple[Any, Fingerprint, str]] = field(default_factory=dict)
+    # Fingerprint rows by node, reused while the node is unchanged (see fingerprint()).
+    rows: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
     # Scheduler operation names that registered passes removed (dead-node elimination).
     removed: set[str] = field(default_factory=set)
 
     def expect(self, graph: Any, where: str, fp: Fingerprint | None = None) -> Fingerprint:
-        fp = fingerprint(graph) if fp is None else fp
+        fp = fingerprint(graph, cache=self.rows) if fp is None else fp
         self.expected[id(graph)] = (graph, fp, where)  # the graph itself keeps its id unique
         return fp
 
@@ -156,7 +194,7 @@ class EffectState:
         if not self.tracked(graph):
             return None
         _, fp, where = self.expected[id(graph)]
-        now = fingerprint(graph)
+        now = fingerprint(graph, cache=self.rows)
         if not same(fp, now):
             guard.refuse_effect(stage, f"the graph changed between {where} and {here}:"
                                 f" {describe_change(fp, now)}")

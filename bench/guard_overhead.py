@@ -1,0 +1,176 @@
+"""Guard overhead: the guard's own work (hooks in and out, pass decisions, effect checks) as a
+share of lite compile time, and run-time cost, on the annotated CPU zoo (regions compiled).
+
+Usage: .venv/bin/python bench/guard_overhead.py [--repeats R] [--models NAME ...] [--json F]
+
+One fresh process per model. In it: a warm-up compile (lazy imports paid), then R cold compiles
+(dynamo reset, FX graph cache off) of a training step with the guard on, each timed end to end,
+while every guard function is timed from the inside (outermost call only, so nested checks are
+not counted twice): hook install/uninstall, guard.check, every fingerprint and effect check
+(graph fingerprints, partition value numbers, schedule order, wrapper lines). Then R compiles
+with the guard off (no sessions, effect functions no-ops) for an A/B view, and steady training
+steps of the guard-on and guard-off compiles in alternating blocks (run time: the compiled
+graphs contain no guard code, so this is noise around 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ("mlp", "llama", "convnet", "moe")
+
+
+def _own_time_wrappers() -> list[float]:
+    """Wrap every guard function so its exclusive wall time adds up in the returned cell."""
+    import lite_compiler.backend as backend
+    import lite_compiler.effects as effects
+    import lite_compiler.guard as guard
+    import lite_compiler.hooks as hooks
+
+    spent, depth = [0.0], [0]
+
+    def timing(fn):
+        def wrapper(*args, **kwargs):
+            if depth[0]:
+                return fn(*args, **kwargs)
+            depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - start
+                depth[0] -= 1
+        return wrapper
+
+    for module, names in ((hooks, ("_install", "_uninstall")), (guard, ("check",)),
+                          (effects, ("fingerprint", "outer_fingerprint", "_value_numbers",
+                                     "check_schedule", "describe_change", "_scheduled_names",
+                                     "check_outer_graph", "check_partition", "joint_before_partition",
+                                     "check_lowering_input", "traced_joint")),
+                          (backend, ("outer_fingerprint", "check_outer_graph", "check_partition",
+                                     "joint_before_partition"))):
+        for name in names:
+            setattr(module, name, timing(getattr(module, name)))
+    return spent
+
+
+@contextlib.contextmanager
+def _guard_off():
+    """No guard session opened and no effect work: what the compile costs without the guard."""
+    import lite_compiler.backend as backend
+    from lite_compiler.backend import LiteCompiler
+
+    saved = (LiteCompiler.active, backend.outer_fingerprint, backend.check_outer_graph,
+             backend.check_partition, backend.joint_before_partition)
+    LiteCompiler.active = lambda self, graph: contextlib.nullcontext()
+    backend.outer_fingerprint = lambda *a, **k: ()
+    backend.check_outer_graph = backend.check_partition = lambda *a, **k: None
+    backend.joint_before_partition = lambda *a, **k: None
+    try:
+        yield
+    finally:
+        (LiteCompiler.active, backend.outer_fingerprint, backend.check_outer_graph,
+         backend.check_partition, backend.joint_before_partition) = saved
+
+
+def worker(model_name: str, repeats: int, steps: int) -> dict:
+    sys.path.insert(0, str(ROOT / "tests"))
+    import torch
+
+    import lite_compiler
+    from compiler_models import build, run_step
+
+    torch._inductor.config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
+    spent = _own_time_wrappers()
+
+    def compile_once(guard_on: bool):
+        torch._dynamo.reset()
+        model, inputs = build(model_name, annotate=True)
+        with contextlib.nullcontext() if guard_on else _guard_off():
+            fn = torch.compile(model, backend="lite")
+            spent[0] = 0.0
+            start = time.perf_counter()
+            run_step(model, inputs, fn, train=True)
+            total = time.perf_counter() - start
+        return total, spent[0], model, inputs, fn
+
+    compile_once(True)  # warm-up: lazy imports
+    compile_once(False)
+    on, own, off = [], [], []
+    for _ in range(repeats):
+        total, guard_s, *_ = compile_once(True)
+        on.append(total)
+        own.append(guard_s)
+        ledger = lite_compiler.last_ledger()
+        total, *_ = compile_once(False)
+        off.append(total)
+    # Run time: both compiled functions side by side, steps in alternating blocks.
+    _, _, model_on, inputs_on, fn_on = compile_once(True)
+    _, _, model_off, inputs_off, fn_off = compile_once(False)
+    step_on, step_off = [], []
+    for _ in range(5):
+        run_step(model_on, inputs_on, fn_on, train=True)
+        run_step(model_off, inputs_off, fn_off, train=True)
+    for _ in range(steps // 10):
+        for fn, model, inputs, out in ((fn_on, model_on, inputs_on, step_on),
+                                       (fn_off, model_off, inputs_off, step_off)):
+            for _ in range(10):
+                start = time.perf_counter()
+                run_step(model, inputs, fn, train=True)
+                out.append(time.perf_counter() - start)
+    best = min(range(repeats), key=lambda i: on[i])
+    return {
+        "model": model_name,
+        "compile_on_s": min(on), "compile_off_s": min(off),
+        "guard_own_s": own[best], "guard_own_share": own[best] / on[best],
+        "guard_own_share_median": statistics.median(o / t for o, t in zip(own, on)),
+        "ab_delta_share": (min(on) - min(off)) / min(off),
+        "step_on_ms": statistics.median(step_on) * 1e3, "step_off_ms": statistics.median(step_off) * 1e3,
+        "ledger_rows": len(ledger) if ledger else 0,
+        "regions": len(ledger.region_code) if ledger else 0,
+        "hooks_installed_after": __import__("lite_compiler.hooks").hooks.installed(),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--models", nargs="*", default=list(MODELS))
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.repeats, args.steps)))
+        return 0
+    env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    rows = []
+    for name in args.models:
+        out = subprocess.run([sys.executable, __file__, "--worker", name, "--repeats", str(args.repeats),
+                              "--steps", str(args.steps)], capture_output=True, text=True, env=env, cwd=ROOT)
+        if out.returncode != 0:
+            print(f"{name}: worker failed: {out.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            return 1
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{name:8} compile {row['compile_on_s']:.3f} s (guard off {row['compile_off_s']:.3f} s,"
+              f" A/B {row['ab_delta_share'] * 100:+.1f}%)  guard's own work {row['guard_own_s'] * 1e3:.1f} ms"
+              f" = {row['guard_own_share'] * 100:.2f}% (median {row['guard_own_share_median'] * 100:.2f}%)"
+              f"  step {row['step_on_ms']:.3f} ms vs {row['step_off_ms']:.3f} ms  rows {row['ledger_rows']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""FX surgery for regions: group annotated nodes by region id and scoop each region into a
+submodule of the fw/bw graph (its get_attr inputs inlined, its size symbols bound).
+
+What happens to the submodules (Inductor compiles, calls from the graph) is lite_compiler.regions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+from lite_compiler.annotate import annotation_of, region_configs, region_key
+from lite_compiler.errors import LiteCompilerError, LiteRegionConfigError
+from lite_compiler.region_config import validate_configs
+
+SUBMOD_PREFIX = "__lite_region_"
+
+
+def is_annotated(node: torch.fx.Node) -> bool:
+    return node.op not in ("placeholder", "output", "get_attr") and annotation_of(node.meta) is not None
+
+
+def group_regions(gm: torch.fx.GraphModule) -> dict[Any, list[torch.fx.Node]]:
+    regions: dict[Any, list[torch.fx.Node]] = {}
+    for node in gm.graph.nodes:
+        if is_annotated(node):
+            regions.setdefault(region_key(annotation_of(node.meta)), []).append(node)
+    return regions
+
+
+def configs_of(key: Any, nodes: list[torch.fx.Node]) -> dict[str, Any]:
+    """The region's ``inductor_configs``; two different non-empty ones in one region is an error."""
+    chosen: dict[str, Any] = {}
+    for node in nodes:
+        configs = region_configs(annotation_of(node.meta))
+        if configs and chosen and configs != chosen:
+            raise LiteRegionConfigError(
+                f"region {key!r} is annotated with two different inductor_configs ({chosen} and"
+                f" {configs}); give the regions different ids or use one config")
+        chosen = configs or chosen
+    return chosen
+
+
+def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
+    """Fuse each region's nodes into submodules. Returns (submodule name, region id, configs)."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import create_op_support
+    from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+    regions = group_regions(gm)
+    if not regions:
+        return []
+    partitions: list[dict[torch.fx.Node, int | None]] = []
+    owners: list[tuple[Any, dict[str, Any]]] = []
+    for key, nodes in regions.items():
+        configs = configs_of(key, nodes)
+        validate_configs(key, configs)
+        members = set(nodes)
+        support = create_op_support(lambda _mods, node, members=members: node in members)
+        partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+        for partition in partitioner.propose_partitions():
+            partitions.append(partition.nodes)
+            owners.append((key, configs))
+    # Order partitions by their first node so submodule names follow graph order.
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    ranked = sorted(range(len(partitions)), key=lambda i: min(order[n] for n in partitions[i]))
+    partitions = [partitions[i] for i in ranked]
+    owners = [owners[i] for i in ranked]
+    with torch.fx.traceback.preserve_node_meta(enable=False):
+        fuse_by_partitions(gm, partitions, prefix=SUBMOD_PREFIX, always_return_tuple=True)
+    names = [f"{SUBMOD_PREFIX}{i}" for i in range(len(owners))]
+    for name in names:
+        _inline_get_attr_inputs(gm, name)
+        _bind_size_symbols(gm, name)
+    gm.graph.lint()
+    return [(name, key, configs) for name, (key, configs) in zip(names, owners)]
+
+
+def _fetch_attr(root: torch.nn.Module, target: str) -> Any:
+    owner: Any = root
+    for part in target.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
+def _free_attr_name(module: torch.nn.Module, target: str) -> str:
+    base = target.replace(".", "_")
+    name, i = base, 0
+    while hasattr(module, name):
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+def _inline_get_attr_inputs(gm: torch.fx.GraphModule, submod_name: str) -> None:
+    """Move the region's ``get_attr`` inputs into the region submodule.
+
+    The partitioner keeps ``get_attr`` nodes (they carry no annotation) in the outer graph and
+    passes them to the region as inputs: the score_mod/mask_mod graphs of flex_attention, the
+    branches of ``torch.cond``, ``invoke_subgraph`` bodies, lifted constants. Such inputs are
+    modules (or constants), not runtime tensors with a fake "val": Inductor must see them as
+    attributes of the region graph, as in the graph the higher-order op was traced in.
+    """
+    (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
+    submod = getattr(gm, submod_name)
+    placeholders = list(submod.graph.find_nodes(op="placeholder"))
+    if len(placeholders) != len(call.args):
+        raise LiteCompilerError(
+            f"region submodule {submod_name} has {len(placeholders)} inputs but is called with"
+            f" {len(call.args)}; this is a lite_compiler bug, please report it")
+    kept: list[Any] = []
+    for placeholder, arg in zip(placeholders, call.args):
+        if not (isinstance(arg, torch.fx.Node) and arg.op == "get_attr"):
+            kept.append(arg)
+            continue
+        value = _fetch_attr(gm, str(arg.target))
+        if isinstance(value, torch.Tensor) and ("val" in arg.meta or "example_value" in arg.meta):
+            kept.append(arg)  # a lifted tensor constant with a fake value: an ordinary input
+            continue
+        attr_name = _free_attr_name(submod, str(arg.target))
+        if isinstance(value, torch.nn.Module):
+            submod.add_module(attr_name, value)
+        elif isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+            submod.register_buffer(attr_name, value)
+        else:
+            setattr(submod, attr_name, value)
+        with submod.graph.inserting_before(placeholder):
+            inner = submod.graph.get_attr(attr_name)
+        inner.meta = dict(arg.meta)
+        placeholder.replace_all_uses_with(inner)
+        submod.graph.erase_node(placeholder)
+    if len(kept) != len(call.args):
+        dropped = [a for a in call.args if a not in kept]
+        call.args = tuple(kept)
+        for node in dropped:
+            if not node.users:
+                gm.graph.erase_node(node)
+        # get_attr nodes must come first, after the placeholders: move them up.
+        first = next(n for n in submod.graph.nodes if n.op != "placeholder" and n.op != "get_attr") \
+            if any(n.op not in ("placeholder", "get_attr") for n in submod.graph.nodes) else None
+        if first is not None:
+            for node in list(submod.graph.find_nodes(op="get_attr")):
+                first.prepend(node)
+        submod.recompile()
+
+
+def _bind_size_symbols(gm: torch.fx.GraphModule, submod_name: str) -> None:
+    """Pass the region the SymInt inputs its shapes are written in.
+
+    With dynamic shapes a region input can be sized by an expression (``4*(5 - s11)*...``) from
+    which Inductor cannot recover the symbols; the outer graph has them as SymInt placeholders.
+    """
+    import sympy
+
+    (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
+    needed: set[Any] = set()
+    bound: set[Any] = set()
+    for arg in call.args:
+        val = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+        if isinstance(val, torch.SymInt):
+            needed |= val.node.expr.free_symbols
+            if isinstance(val.node.expr, sympy.Symbol):
+                bound.add(val.node.expr)
+        elif isinstance(val, torch.Tensor):
+            for dim in (*val.shape, *val.stride(), val.storage_offset()):
+                if isinstance(dim, torch.SymInt):
+                    needed |= dim.node.expr.free_symbols
+                    if isinstance(dim.node.expr, sympy.Symbol):
+                        bound.add(dim.node.expr)
+    missing = needed - bound
+    if not missing:
+        return
+    providers = {}
+    for node in gm.graph.find_nodes(op="placeholder"):
+        val = node.meta.get("val")
+        if isinstance(val, torch.SymInt) and isinstance(val.node.expr, sympy.Symbol):
+            providers.setdefault(val.node.expr, node)
+    extra = [providers[sym] for sym in sorted(missing, key=str) if sym in providers]
+    if not extra:
+        return
+    submod = getattr(gm, submod_name)
+    last = list(submod.graph.find_nodes(op="placeholder"))[-1]
+    for provider in extra:
+        with submod.graph.inserting_after(last):
+            last = submod.graph.placeholder(f"{provider.name}_size")
+        last.meta = {"val": provider.meta["val"]}
+    call.args = (*call.args, *extra)
+    submod.recompile()
