@@ -166,16 +166,11 @@ def _load_secret(dir_fd: int, where: Path) -> bytes:
     """The per-user MAC key: created once with 0600, refused if anyone else could read it."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
-        create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(SECRET_NAME, create, 0o600, dir_fd=dir_fd)
-    except FileExistsError:
-        pass
+        os.stat(SECRET_NAME, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        _publish_secret(dir_fd, where)
     except OSError as exc:
-        raise CacheRefused(f"cannot create {where / SECRET_NAME}: {exc.strerror or exc}") from None
-    else:
-        # Written in place: another run reading it half-written sees a short key and refuses.
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(_SECRET_BYTES))
+        raise CacheRefused(f"cannot read {where / SECRET_NAME}: {exc.strerror or exc}") from None
     try:
         fd = os.open(SECRET_NAME, flags, dir_fd=dir_fd)
     except OSError as exc:
@@ -189,6 +184,28 @@ def _load_secret(dir_fd: int, where: Path) -> bytes:
     if len(secret) != _SECRET_BYTES:
         raise CacheRefused(f"{where / SECRET_NAME} is damaged; delete it to make a new one")
     return secret
+
+
+def _publish_secret(dir_fd: int, where: Path) -> None:
+    """Write a new secret to a private temp file, then link it into place: another run starting
+    at the same moment sees either no secret or a whole one, and exactly one secret wins."""
+    tmp = f".secret-{os.getpid()}-{secrets.token_hex(8)}"
+    create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, create, 0o600, dir_fd=dir_fd)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(_SECRET_BYTES))
+        try:
+            os.link(tmp, SECRET_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            pass  # another run published first: use theirs
+    except OSError as exc:
+        raise CacheRefused(f"cannot create {where / SECRET_NAME}: {exc.strerror or exc}") from None
+    finally:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
 
 
 class Cache:

@@ -560,3 +560,16 @@ def test_a_fifo_named_on_the_command_line_is_lg900(tmp_path):
     assert result.returncode == 1
     assert_real_finding(result)
     assert lg900(result, "pipe.py") == ["pipe.py:1:1 LG900 not a regular file (a FIFO); it was not read"]
+
+
+def test_runs_starting_together_share_one_secret_and_no_warning(tmp_path):
+    root = hostile_tree(tmp_path)
+    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "together")}
+    runs = [subprocess.Popen([str(BIN / "lite_guard"), "check", "--no-project", "--registry",
+                              str(VOCABULARY), "."], cwd=root, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [run.communicate(timeout=BOUND) for run in runs]
+    assert [run.returncode for run in runs] == [1] * 4
+    assert all(REAL_FINDING.search(out) and "warning" not in err for out, err in outputs), outputs
+    assert sorted(p.name for p in (tmp_path / "together" / "lint-v2").iterdir()
+                  if not p.name.endswith(".json")) == ["secret.key"]
