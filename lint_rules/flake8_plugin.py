@@ -1,7 +1,9 @@
 """flake8 adapter: ``flake8 --select LG`` runs the same engine as ``lite_guard check`` on each file.
 
-Per-file rules only: LG003 (stale registry entries) needs the whole tree and is reported by
-``lite_guard check`` alone.
+flake8 hands over one file at a time, so each file is its own tree here: the index rules (LG001)
+see only that file, and a pass whose base class lives in another file of the project is found by
+``lite_guard check`` (which indexes the whole tree), not by this adapter. LG003 (stale registry
+entries) needs the whole tree too and is reported by ``lite_guard check`` alone.
 """
 
 from __future__ import annotations
