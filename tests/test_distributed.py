@@ -96,14 +96,18 @@ def test_fsdp2_annotated_regions_compile_and_report_per_step(example):
 def test_distributed_reorder_pass_forced_on_in_a_region_is_refused(example):
     # torch.use_deterministic_algorithms(True) (which every rank sets) turns Inductor's
     # `deterministic` on, and the scheduler then skips the compute/comm reorder by itself; the
-    # region turns it off again so that the reorder really would run, and the guard must refuse it.
+    # region turns it off again so that the reorder really would run. The registry's region
+    # policy for the reorder config is "forced": the region may not switch it on at all.
     out = _run(example, "--steps", "1", "--backends", "lite",
                "--region-config", "reorder_for_compute_comm_overlap=True",
                "--region-config", "deterministic=False")
-    assert out["error_types"] == {"lite": "LitePassViolation"}, out.get("tracebacks")
-    assert out["pass_names"] == {"lite": "reorder_compute_and_comm_for_overlap"}
-    assert "lite mode refused pass 'reorder_compute_and_comm_for_overlap'" in out["errors"]["lite"]
-    assert "region[block0]" in out["errors"]["lite"]
+    assert out["error_types"] == {"lite": "LiteRegionConfigError"}, out.get("tracebacks")
+    assert out["errors"]["lite"].startswith(
+        "LiteRegionConfigError: region 'block0': inductor_configs sets"
+        " 'reorder_for_compute_comm_overlap' = True, refused: the registry forces"
+        " reorder_for_compute_comm_overlap = False in regions too"), out["errors"]["lite"]
+    assert not any(e["name"] == "reorder_compute_and_comm_for_overlap" and e["allowed"]
+                   for e in out["ledgers"]["lite"] or [])
 
 
 # ---- world size 4: a 2-D mesh ------------------------------------------------------------------
@@ -152,13 +156,13 @@ def test_bucketing_forced_on_in_a_tp_region_is_refused_at_post_grad_passes(examp
                "--region-config", "use_post_grad_passes=True",
                "--region-config", "bucket_all_gathers_fx='all'",
                "--region-config", "bucket_reduce_scatters_fx='all'")
-    assert out["error_types"] == {"lite": "LitePassViolation"}, out.get("tracebacks")
-    assert out["pass_names"] == {"lite": "post_grad_passes"}
-    assert "lite mode refused pass 'post_grad_passes'" in out["errors"]["lite"]
-    assert "region[block0]" in out["errors"]["lite"]
-    refused = [e for e in out["ledgers"]["lite"] if not e["allowed"]]
-    assert [e["name"] for e in refused] == ["post_grad_passes"]
-    assert not any(e["name"].startswith("bucket_") for e in out["ledgers"]["lite"])
+    # The registry's region policy refuses switching the post-grad pipeline on in a region,
+    # before any bucketing sub-pass could run.
+    assert out["error_types"] == {"lite": "LiteRegionConfigError"}, out.get("tracebacks")
+    assert out["errors"]["lite"].startswith(
+        "LiteRegionConfigError: region 'block0': inductor_configs sets 'use_post_grad_passes' ="
+        " True, refused"), out["errors"]["lite"]
+    assert not any(e["name"].startswith("bucket_") for e in out["ledgers"]["lite"] or [])
 
 
 def test_bucketing_and_overlap_configs_outside_regions_never_run(example, sp_lite):
@@ -179,6 +183,7 @@ def test_bucketing_and_overlap_configs_outside_regions_never_run(example, sp_lit
 # ---- opt-in: a user bucketing pass allowed by the user's registry -------------------------------
 
 OPT_IN_PASS = f"{OPT_IN / 'bucketing_pass.py'}:BucketReduceScatters"
+OPT_IN_IDENTITY = "bucketing_pass:BucketReduceScatters"  # module:qualname, what the guard asks for
 OPT_IN_REGISTRY = str(OPT_IN / "lite_guard.toml")
 
 
@@ -188,7 +193,7 @@ def test_opt_in_bucketing_pass_runs_in_lite_and_is_in_the_ledger(example, sp_lit
     # aot_eager ignores Inductor's custom passes; with 2 ranks a bucketed reduce-scatter adds the
     # same two values per element, so lite stays bitwise equal even with the pass on.
     _assert_bitwise_every_step(out, 2)
-    rows = [e for e in out["backends"]["lite"]["ledger"] if e["name"] == "BucketReduceScatters"]
+    rows = [e for e in out["backends"]["lite"]["ledger"] if e["name"] == OPT_IN_IDENTITY]
     assert {e["graph"] for e in rows} == {"fw", "bw"}, rows
     for e in rows:
         assert e["allowed"] is True and e["lite"] == "always" and e["stage"] == "post_grad"
@@ -201,10 +206,11 @@ def test_opt_in_bucketing_pass_runs_in_lite_and_is_in_the_ledger(example, sp_lit
 def test_opt_in_bucketing_pass_without_the_registry_entry_is_refused(example):
     out = _run(example, "--steps", "1", "--backends", "lite", *SP, "--custom-pass", OPT_IN_PASS)
     assert out["error_types"] == {"lite": "LitePassViolation"}, out.get("tracebacks")
-    assert out["pass_names"] == {"lite": "BucketReduceScatters"}
+    assert out["pass_names"] == {"lite": OPT_IN_IDENTITY}
     assert "no registry names this pass" in out["errors"]["lite"]
-    refused = [e for e in out["ledgers"]["lite"] if not e["allowed"]]
-    assert [(e["name"], e["lite"]) for e in refused] == [("BucketReduceScatters", "unregistered")]
+    # (the ledger also lists the user's settings lite mode overrode, e.g. "config deterministic")
+    refused = [e for e in out["ledgers"]["lite"] if not e["allowed"] and e["kind"] != "config"]
+    assert [(e["name"], e["lite"]) for e in refused] == [(OPT_IN_IDENTITY, "unregistered")]
 
 
 # ---- the harness's own check can fail ----------------------------------------------------------
