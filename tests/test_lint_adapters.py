@@ -21,18 +21,25 @@ VOCABULARY = [FIXTURES / "bases.toml"]  # the pass vocabulary (the shipped regis
 
 
 def _write_examples(root: Path) -> list[Path]:
-    """Every per-file and index rule's INVALID and VALID examples as files (each at its own
-    path, so torch-tree examples stay torch-tree files), and a pyproject naming the vocabulary."""
+    """Every per-file and index rule's INVALID and VALID examples as files, each in a package of
+    its own, and a pyproject naming the vocabulary."""
     from lint_rules.rules import FILE_RULES, INDEX_RULES
 
     files = []
     for rule in (*FILE_RULES, *INDEX_RULES):
         for kind in ("INVALID", "VALID"):
             for i, example in enumerate(getattr(rule, kind)):
-                path = root / f"{rule.CODE.lower()}_{kind.lower()}_{i}" / example.path
+                package = root / f"{rule.CODE.lower()}_{kind.lower()}_{i}"
+                path = package / example.path
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(example.code + "\n")
                 files.append(path)
+                # A package per example, so no two examples are the same module in check's
+                # whole-tree index (flake8 sees one file at a time).
+                for directory in (path.parent, *path.parent.parents):
+                    if directory == root:
+                        break
+                    (directory / "__init__.py").touch()
     registries = ", ".join(f'"{path}"' for path in VOCABULARY)
     (root / "pyproject.toml").write_text(f"[tool.lite_guard]\nregistries = [{registries}]\n")
     return files
