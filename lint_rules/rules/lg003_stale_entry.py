@@ -53,6 +53,8 @@ class TreeFacts:
     config_modules: set[str] = field(default_factory=set)
     files: list[str] = field(default_factory=list)  # posix paths of the linted files
     torch_version: str | None = None
+    config_names: set[str] = field(default_factory=set)  # the keys of ``configs``, any module
+    patterns: list[str] = field(default_factory=list)  # ``globs`` that are more than "*"
 
     def covers(self, root: str) -> bool:
         """Was any file under ``root`` (e.g. ``torch/_inductor``) linted?"""
@@ -94,9 +96,13 @@ class StaleEntry(TreeRule):
     def check_tree(cls, registry: Registry, tree: TreeFacts) -> list[Finding]:
         findings = []
         covered: dict[str, bool] = {}
+        tree.config_names = {key.split(":", 1)[1] for key in tree.configs}
+        tree.patterns = [p for p in tree.globs if p.strip("*")]
         for entry in registry.passes:
             root = _root_of(entry)
-            if root and covered.setdefault(root, tree.covers(root)) is False:
+            if root and root not in covered:
+                covered[root] = tree.covers(root)  # once per root: the tree may hold 3,000 files
+            if root and not covered[root]:
                 continue
             if not cls._judged(entry.torch, tree.torch_version):
                 continue
@@ -126,9 +132,9 @@ class StaleEntry(TreeRule):
         # key of that name, or matched by a dynamic observer name like f"pass_pattern_{i}".
         if name in tree.passes or name.rsplit(".", 1)[-1] in tree.symbols:
             return True
-        if any(key.split(":", 1)[1] == name for key in tree.configs):
+        if name in tree.config_names:
             return True
-        return any(fnmatchcase(name, pattern) for pattern in tree.globs if pattern.strip("*"))
+        return any(fnmatchcase(name, pattern) for pattern in tree.patterns)
 
     @classmethod
     def _finding(cls, entry, what: str, name: str, version: str | None) -> Finding:
