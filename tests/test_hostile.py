@@ -573,3 +573,13 @@ def test_runs_starting_together_share_one_secret_and_no_warning(tmp_path):
     assert all(REAL_FINDING.search(out) and "warning" not in err for out, err in outputs), outputs
     assert sorted(p.name for p in (tmp_path / "together" / "lint-v2").iterdir()
                   if not p.name.endswith(".json")) == ["secret.key"]
+
+
+def test_a_file_name_with_a_newline_is_one_escaped_line(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "evil\nforged.py:9:9 LG001 x.py").write_text(REAL_PASS.replace("MyPass", "NamePass"))
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert not any(line.startswith("forged.py") for line in result.stdout.splitlines())
+    assert re.search(r"^evil\\nforged\.py:9:9 LG001 x\.py:4:\d+ LG001 ", result.stdout, re.M), result.stdout
