@@ -1122,7 +1122,9 @@ def _external_summary(path: str, module: str, package: bool, vocab: Vocabulary) 
         return None
     if key not in _EXTERNAL:
         try:
-            _EXTERNAL[key] = summarize(Path(path).read_bytes(), module, package, vocab)
+            # Light: an installed module is never reported on, only resolved through.
+            _EXTERNAL[key] = summarize(Path(path).read_bytes(), module, package, vocab,
+                                       light=True)
         except (OSError, SyntaxError, ValueError, RecursionError):
             _EXTERNAL[key] = None
     return _EXTERNAL[key]
