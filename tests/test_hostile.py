@@ -583,3 +583,21 @@ def test_a_file_name_with_a_newline_is_one_escaped_line(tmp_path):
     assert_real_finding(result)
     assert not any(line.startswith("forged.py") for line in result.stdout.splitlines())
     assert re.search(r"^evil\\nforged\.py:9:9 LG001 x\.py:4:\d+ LG001 ", result.stdout, re.M), result.stdout
+
+
+def test_a_socket_and_a_symlink_to_a_fifo_are_lg900(tmp_path):
+    import socket
+
+    root = hostile_tree(tmp_path)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(root / "sock.py"))
+        os.mkfifo(tmp_path / "fifo")
+        os.symlink(tmp_path / "fifo", root / "link.py")
+        result = check(root, "--no-cache")
+    finally:
+        server.close()
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert lg900(result, "sock.py") == ["sock.py:1:1 LG900 not a regular file (a socket); it was not read"]
+    assert lg900(result, "link.py") == ["link.py:1:1 LG900 not a regular file (a FIFO); it was not read"]
