@@ -391,9 +391,22 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(target, ast.Attribute) and target.attr in self.hook_keys:
             self._hook(target.attr, value, "assignment", self.expr(target.value))
         elif isinstance(target, ast.Subscript):
-            key = _string(target.slice)
+            key = self._key_string(target.slice)
             if key in self.hook_keys:
                 self._hook(key, value, "item assignment", self.expr(target.value))
+
+    def _key_string(self, node: ast.AST | None) -> str | None:
+        """A config key written as a literal, or as a name bound to one in this function or at
+        module level (vLLM: ``PASS_KEY = "post_grad_custom_post_pass"; cfg[PASS_KEY] = p``)."""
+        text = _string(node)
+        if text is not None or not isinstance(node, ast.Name):
+            return text
+        assigns = self.summary["assigns"]
+        for scope in (self.scope, ""):
+            bound = assigns.get(scope, {}).get(node.id)
+            if bound is not None:
+                return bound[1] if bound[0] == "s" else None
+        return None
 
     def _hook(self, key: str, value: ast.expr, form: str, receiver: Any = None) -> None:
         self.summary["sites"].append({
@@ -412,7 +425,7 @@ class _Extractor(ast.NodeVisitor):
         # {"post_grad_custom_post_pass": p}: config.patch({...}), options={...}, a dict kept in
         # a variable and patched later: wherever a hook key is a dict key, its value is installed.
         for key, value in zip(node.keys, node.values):
-            name = _string(key) if key is not None else None
+            name = self._key_string(key) if key is not None else None
             if name in self.hook_keys:
                 self._hook(name, value, "dict entry")
         self._contained(node)
@@ -430,8 +443,9 @@ class _Extractor(ast.NodeVisitor):
         if name in ("patch", "setattr") and positional:
             # config.patch("key", p) / setattr(config, "key", p)
             index = 0 if name == "patch" else 1
-            if len(positional) > index + 1 and _string(positional[index]) in self.hook_keys:
-                self._hook(_string(positional[index]), positional[index + 1], f"{name}(...)")
+            key = self._key_string(positional[index]) if len(positional) > index + 1 else None
+            if key in self.hook_keys:
+                self._hook(key, positional[index + 1], f"{name}(...)")
         if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert") \
                 and _last(func.value) in self.hook_keys and positional:
             # config.reorder_for_compute_comm_overlap_passes.append(p)

@@ -137,6 +137,10 @@ class UnregisteredPass(IndexRule):
                 'inductor_config = {}\ninductor_config["post_grad_custom_post_pass"] = pass_fn',
                 line=7, message=_msg("mylib.passes:strip_mask", "installed in"
                                      " post_grad_custom_post_pass", "post_grad", "function")),
+        Example(_IMPORTS + 'def my_pass(g):\n    pass\ndef configure(inductor_config):\n'
+                '    PASS_KEY = "post_grad_custom_post_pass"\n    inductor_config[PASS_KEY] = my_pass',
+                line=9, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
+                                     "post_grad", "function")),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
