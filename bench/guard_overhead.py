@@ -36,18 +36,19 @@ def _own_time_wrappers() -> list[float]:
     import lite_compiler.guard as guard
     import lite_compiler.hooks as hooks
 
-    spent, depth = [0.0], [0]
+    spent, depth = [0.0, 0.0], [0]  # wall, this thread's CPU
 
     def timing(fn):
         def wrapper(*args, **kwargs):
             if depth[0]:
                 return fn(*args, **kwargs)
             depth[0] += 1
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return fn(*args, **kwargs)
             finally:
                 spent[0] += time.perf_counter() - start
+                spent[1] += time.thread_time() - cpu
                 depth[0] -= 1
         return wrapper
 
@@ -98,22 +99,25 @@ def worker(model_name: str, repeats: int, steps: int) -> dict:
         model, inputs = build(model_name, annotate=True)
         with contextlib.nullcontext() if guard_on else _guard_off():
             fn = torch.compile(model, backend="lite")
-            spent[0] = 0.0
-            start = time.perf_counter()
+            spent[0] = spent[1] = 0.0
+            start, cpu = time.perf_counter(), time.thread_time()
             run_step(model, inputs, fn, train=True)
-            total = time.perf_counter() - start
-        return total, spent[0], model, inputs, fn
+            total, total_cpu = time.perf_counter() - start, time.thread_time() - cpu
+        return (total, total_cpu), (spent[0], spent[1]), model, inputs, fn
 
     compile_once(True)  # warm-up: lazy imports
     compile_once(False)
-    on, own, off = [], [], []
+    on, own, off, on_cpu, own_cpu, off_cpu = [], [], [], [], [], []
     for _ in range(repeats):
-        total, guard_s, *_ = compile_once(True)
+        (total, total_cpu), (guard_s, guard_cpu), *_ = compile_once(True)
         on.append(total)
+        on_cpu.append(total_cpu)
         own.append(guard_s)
+        own_cpu.append(guard_cpu)
         ledger = lite_compiler.last_ledger()
-        total, *_ = compile_once(False)
+        (total, total_cpu), *_ = compile_once(False)
         off.append(total)
+        off_cpu.append(total_cpu)
     # Run time: both compiled functions side by side, steps in alternating blocks.
     _, _, model_on, inputs_on, fn_on = compile_once(True)
     _, _, model_off, inputs_off, fn_off = compile_once(False)
@@ -135,6 +139,9 @@ def worker(model_name: str, repeats: int, steps: int) -> dict:
         "guard_own_s": own[best], "guard_own_share": own[best] / on[best],
         "guard_own_share_median": statistics.median(o / t for o, t in zip(own, on)),
         "ab_delta_share": (min(on) - min(off)) / min(off),
+        "compile_on_cpu_s": min(on_cpu), "compile_off_cpu_s": min(off_cpu),
+        "ab_delta_cpu_share": (min(on_cpu) - min(off_cpu)) / min(off_cpu),
+        "guard_own_cpu_share_median": statistics.median(o / t for o, t in zip(own_cpu, on_cpu)),
         "step_on_ms": statistics.median(step_on) * 1e3, "step_off_ms": statistics.median(step_off) * 1e3,
         "ledger_rows": len(ledger) if ledger else 0,
         "regions": len(ledger.region_code) if ledger else 0,
@@ -165,7 +172,9 @@ def main() -> int:
         rows.append(row)
         print(f"{name:8} compile {row['compile_on_s']:.3f} s (guard off {row['compile_off_s']:.3f} s,"
               f" A/B {row['ab_delta_share'] * 100:+.1f}%)  guard's own work {row['guard_own_s'] * 1e3:.1f} ms"
-              f" = {row['guard_own_share'] * 100:.2f}% (median {row['guard_own_share_median'] * 100:.2f}%)"
+              f" = {row['guard_own_share'] * 100:.2f}% (median {row['guard_own_share_median'] * 100:.2f}%,"
+              f" CPU time {row['guard_own_cpu_share_median'] * 100:.2f}%; CPU A/B"
+              f" {row['ab_delta_cpu_share'] * 100:+.1f}%)"
               f"  step {row['step_on_ms']:.3f} ms vs {row['step_off_ms']:.3f} ms  rows {row['ledger_rows']}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

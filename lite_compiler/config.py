@@ -86,7 +86,63 @@ def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
                 f"torch {torch.__version__} has no {module_name} key(s) {', '.join(missing)}, which"
                 f" the lite-guard registry needs; install a supported torch ({SUPPORTED_TORCH_TEXT}) or mark the"
                 " config entry with a torch = \"...\" range in the registry")
+        _check_lite_value_types(reg, module_name, module, patch)
     return inductor, {**functorch, **FUNCTORCH_FIXED_CONFIG}
+
+
+_TYPES_CHECKED: dict[int, Any] = {}
+
+
+def _check_lite_value_types(reg: Any, module_name: str, module: Any, patch: dict[str, Any]) -> None:
+    """Every forced value has the type of torch's own config key (``lite_value = "false"`` for a
+    bool key would switch it on): one clear error, checked once per loaded registry."""
+    if _TYPES_CHECKED.get(id(reg), (None, ()))[0] is reg and module_name in _TYPES_CHECKED[id(reg)][1]:
+        return
+    for key, value in patch.items():
+        value_type = getattr(module._config.get(key), "value_type", None)
+        if value_type is not None and not value_has_type(value, value_type):
+            short = "functorch" if "functorch" in module_name else "inductor"
+            entry = reg.get_config(key, short)
+            where = f"{entry.origin}:{entry.line}: " if entry is not None else ""
+            raise LiteConfigError(
+                f"{where}lite_value = {value!r} for {module_name}.{key}, which torch types as"
+                f" {type_name(value_type)}; write a {type_name(value_type)} value in the registry")
+    held = _TYPES_CHECKED.setdefault(id(reg), (reg, set()))
+    if held[0] is not reg:
+        _TYPES_CHECKED[id(reg)] = held = (reg, set())
+    held[1].add(module_name)
+
+
+def value_has_type(value: Any, expected: Any) -> bool:
+    """Whether ``value`` fits torch's annotated config type (bool is not an int here)."""
+    import types
+    import typing
+
+    if expected is Any or expected is typing.Any:
+        return True
+    if expected is None or expected is type(None):
+        return value is None
+    origin = typing.get_origin(expected)
+    if origin in (typing.Union, types.UnionType):
+        return any(value_has_type(value, arg) for arg in typing.get_args(expected))
+    if origin is typing.Literal:
+        return value in typing.get_args(expected)
+    if origin is not None:
+        expected = origin  # list[str] -> list, Callable[...] -> collections.abc.Callable
+    if not isinstance(expected, type):
+        return True  # a type torch wrote in a form we cannot check: no claim either way
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    if expected is int and isinstance(value, bool):
+        return False
+    try:
+        return isinstance(value, expected)
+    except TypeError:
+        return True
+
+
+def type_name(expected: Any) -> str:
+    return getattr(expected, "__name__", None) or str(expected).replace("typing.", "")
 
 
 def user_settings_overridden(patch: dict[str, Any]) -> list[tuple[str, Any, Any]]:

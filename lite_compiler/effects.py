@@ -327,10 +327,12 @@ def _args_text(node: Any) -> str:
 def outer_fingerprint(graph: Any, is_region_node: Callable[[Any], bool]) -> Fingerprint:
     """The graph minus its regions: region nodes are left out and inputs from them read
     ``%<region>``, so scooping regions into compiled calls leaves this unchanged."""
-    def rename(node: Any) -> str:
-        return "<region>" if is_region_node(node) else node.name
+    region = {n for n in graph.nodes if is_region_node(n)}  # once: the test recurses
 
-    return tuple(node_row(n, rename) for n in graph.nodes if not is_region_node(n))
+    def rename(node: Any) -> str:
+        return "<region>" if node in region else node.name
+
+    return tuple(node_row(n, rename) for n in graph.nodes if n not in region)
 
 
 def check_outer_graph(expected: Fingerprint, graph: Any, is_region_node: Callable[[Any], bool],

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lite_compiler import guard
+from lite_compiler.config import type_name, value_has_type
 from lite_compiler.errors import LiteRegionConfigError
 
 # Keys the lite compiler sets for region compiles whatever the registry says: a region graph is
@@ -55,7 +56,7 @@ def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
         live_type = getattr(inductor_config._config.get(name), "value_type", None)
         if live_type is not None and not value_has_type(value, live_type):
             raise LiteRegionConfigError(
-                f"{where}, but torch's {name} is {_type_name(live_type)}, not"
+                f"{where}, but torch's {name} is {type_name(live_type)}, not"
                 f" {type(value).__name__}{fix} or give it a value of that type")
         if registry is None:
             continue
@@ -78,35 +79,3 @@ def region_overrides(registry: Any, configs: Mapping[str, Any]) -> list[tuple[st
         policy = entry.region_policy if entry is not None else "unclassified"
         rows.append((name, value, policy if isinstance(policy, str) else f"one of {policy!r}"))
     return rows
-
-
-def value_has_type(value: Any, expected: Any) -> bool:
-    """Whether ``value`` fits torch's annotated config type (bool is not an int here)."""
-    import types
-    import typing
-
-    if expected is Any or expected is typing.Any:
-        return True
-    if expected is None or expected is type(None):
-        return value is None
-    origin = typing.get_origin(expected)
-    if origin in (typing.Union, types.UnionType):
-        return any(value_has_type(value, arg) for arg in typing.get_args(expected))
-    if origin is typing.Literal:
-        return value in typing.get_args(expected)
-    if origin is not None:
-        expected = origin  # list[str] -> list, Callable[...] -> collections.abc.Callable
-    if not isinstance(expected, type):
-        return True  # a type torch wrote in a form we cannot check: no claim either way
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    if expected is int and isinstance(value, bool):
-        return False
-    try:
-        return isinstance(value, expected)
-    except TypeError:
-        return True
-
-
-def _type_name(expected: Any) -> str:
-    return getattr(expected, "__name__", None) or str(expected).replace("typing.", "")

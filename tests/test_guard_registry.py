@@ -261,3 +261,20 @@ def test_backend_lite_works_in_a_fresh_process_without_importing_lite_compiler(t
                             timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "ok"
+
+
+def test_forced_value_of_the_wrong_type_for_torch_is_one_clear_error(tmp_path):
+    """A registry without a ``type`` for the key cannot be checked by the loader; the compiler
+    checks the value against torch's own config type before anything compiles."""
+    from lite_guard.registry import Registry
+
+    from lite_compiler.config import derive_configs
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[config]]\nkey = "epilogue_fusion"\nkind = "optimization"\nlite_value = "false"\n'
+                   'why = "a string, not a bool"\n')
+    with pytest.raises(lite_compiler.LiteConfigError) as err:
+        derive_configs(Registry.from_files([bad]))
+    message = str(err.value)
+    assert len(message.splitlines()) == 1 and f"{bad}:1:" in message
+    assert "lite_value = 'false' for torch._inductor.config.epilogue_fusion" in message and "bool" in message
