@@ -52,15 +52,17 @@ def guard_active() -> bool:
 
 def _install() -> None:
     """Check torch and the registry once, at import, so an unsupported torch (or one whose config
-    lacks a key the registry forces, or that lacks a function the guard hooks) is one clear error
-    here rather than at the first compile."""
+    lacks a key the registry forces) is one clear error here rather than at the first compile.
+
+    Lazy Inductor: nothing here imports an Inductor module that ``import torch._dynamo`` (which
+    every torch.compile imports, and our errors subclass) has not already imported. The guard's
+    hooks are checked at each compile instead (guard sessions), before any pass can run; a hook
+    in a module Inductor imports later (compile_fx, fx_passes: regions only) is patched and
+    checked when that module is imported (lite_compiler.hooks)."""
     from lite_compiler.config import derive_configs, registry
-    from lite_compiler.hooks import check_hooks
     from lite_compiler.mode import install_lite_mode
 
-    reg = registry()
-    derive_configs(reg)
-    check_hooks(reg)
+    derive_configs(registry())
     install_lite_mode()
 
 

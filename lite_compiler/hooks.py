@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.abc
+import importlib.machinery
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -60,12 +63,19 @@ def hook_table(registry: Any) -> tuple[Hook, ...]:
 _TABLES: dict[int, tuple[Any, tuple[Hook, ...]]] = {}
 
 
-def resolve(target: str) -> tuple[Any, str]:
+class NotImportedYet(LookupError):
+    """The hook's module is not imported yet: it is patched (and checked) when torch imports it."""
+
+
+def resolve(target: str, imported_only: bool = False) -> tuple[Any, str]:
     """(owner, attribute) of a hook target; raises ImportError / AttributeError if torch lacks it.
+    ``imported_only``: raise ``NotImportedYet`` instead of importing the module (lazy Inductor).
 
     A method must be defined on the class itself: patching one it inherits would shadow the
     base class's and restore it onto the wrong class."""
     module_name, qual = target.split(":")
+    if imported_only and module_name not in sys.modules:
+        raise NotImportedYet(module_name)
     owner: Any = importlib.import_module(module_name)
     *path, attr = qual.split(".")
     for part in path:
@@ -91,7 +101,9 @@ def unresolved_hooks(registry: Any) -> list[tuple[Hook, str]]:
     missing = []
     for hook in hook_table(registry):
         try:
-            resolve(hook.target)
+            resolve(hook.target, imported_only=True)
+        except NotImportedYet:
+            continue  # checked when torch imports its module (_PatchOnImport): still fail closed
         except (ImportError, AttributeError) as exc:
             if not _absent_from_this_torch(hook, registry):
                 missing.append((hook, f"{type(exc).__name__}: {exc}"))
@@ -101,16 +113,19 @@ def unresolved_hooks(registry: Any) -> list[tuple[Hook, str]]:
 def check_hooks(registry: Any) -> None:
     """Fail closed: a hook the installed torch does not have is one clear ``LiteConfigError``,
     never a pass that silently runs unguarded."""
-    import torch
-
     missing = unresolved_hooks(registry)
     if missing:
-        hook, why = missing[0]
-        raise LiteConfigError(
-            f"lite_compiler cannot guard pass '{hook.name}': its hook {hook.target} does not resolve"
-            f" on torch {torch.__version__} ({why}); install a supported torch ({SUPPORTED_TORCH_TEXT}) or"
-            " upgrade lite-guard, or, if the pass is gone from this torch, give its registry entry"
-            " a torch = \"...\" range that excludes this release")
+        raise _unresolved_error(*missing[0])
+
+
+def _unresolved_error(hook: Hook, why: str) -> LiteConfigError:
+    import torch
+
+    return LiteConfigError(
+        f"lite_compiler cannot guard pass '{hook.name}': its hook {hook.target} does not resolve"
+        f" on torch {torch.__version__} ({why}); install a supported torch ({SUPPORTED_TORCH_TEXT}) or"
+        " upgrade lite-guard, or, if the pass is gone from this torch, give its registry entry"
+        " a torch = \"...\" range that excludes this release")
 
 
 # ---- the wrappers ------------------------------------------------------------------------------
@@ -235,14 +250,19 @@ def _wrap(owner: Any, attr: str, make: Callable[[Callable[..., Any]], Callable[.
 def _install(registry: Any) -> None:
     if registry is None:  # observe mode with a broken project registry: torch's own passes
         registry = _shipped_registry()
+    _PATCH_ON_IMPORT.registry = registry
     for hook in hook_table(registry):
+        patch = functools.partial(_wrap, make=lambda fn, hook=hook: guarded(fn, hook))
         try:
-            owner, attr = resolve(hook.target)
+            owner, attr = resolve(hook.target, imported_only=True)
+        except NotImportedYet:
+            _DEFERRED.append((hook.target, patch, hook))
+            continue
         except (ImportError, AttributeError):
             # Only a hook the registry says this torch lacks gets here in a lite session: lite
             # sessions run check_hooks first (fail closed). Observe sessions only record.
             continue
-        _wrap(owner, attr, lambda fn, hook=hook: guarded(fn, hook))
+        patch(owner, attr)
     from torch._inductor.pattern_matcher import PatternMatcherPass
     from torch.fx.passes.graph_transform_observer import GraphTransformObserver
 
@@ -251,11 +271,78 @@ def _install(registry: Any) -> None:
     _patch(GraphTransformObserver, "__exit__", exit_)
     _wrap(PatternMatcherPass, "apply", _pattern_apply)
     for probe in effects.PROBES:
+        patch = functools.partial(_wrap, make=probe.make)
         try:
-            owner, attr = resolve(probe.target)
+            owner, attr = resolve(probe.target, imported_only=True)
+        except NotImportedYet:
+            _DEFERRED.append((probe.target, patch, None))
+            continue
         except (ImportError, AttributeError):
             continue  # a torch without this boundary: the checks on either side still run
-        _wrap(owner, attr, probe.make)
+        patch(owner, attr)
+    if _DEFERRED:
+        sys.meta_path.insert(0, _PATCH_ON_IMPORT)
+
+
+# ---- lazy Inductor ------------------------------------------------------------------------------
+# A compile without regions must not import Inductor modules aot_eager does not import (most hook
+# targets live in torch._inductor.compile_fx and fx_passes, which only a region compile needs).
+# Hooks in modules not imported yet are deferred: while a session is open, the import that
+# brings such a module in patches its hooks as soon as the outermost of them has executed, so
+# every name is bound exactly as if it had been imported before the session (compile_fx's
+# ``from ...post_grad import post_grad_passes`` keeps the original; compile_fx's own attribute
+# is the one wrapped). Nothing runs unguarded: a pass cannot run before its module is imported.
+
+_DEFERRED: list[tuple[str, Callable[[Any, str], None], Hook | None]] = []
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    registry: Any = None
+    depth = 0
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if not any(t.split(":")[0] == fullname for t, _, _ in _DEFERRED):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        original = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            self.depth += 1
+            try:
+                original(module)
+            finally:
+                self.depth -= 1
+            if self.depth == 0:
+                _install_deferred(self.registry)
+
+        spec.loader.exec_module = exec_module  # this module's own loader instance
+        return spec
+
+
+_PATCH_ON_IMPORT = _PatchOnImport()
+
+
+def _install_deferred(registry: Any) -> None:
+    """Patch every deferred hook whose module is imported now; a target the imported module
+    lacks is the same LiteConfigError check_hooks gives (unless the registry says it is gone)."""
+    with _LOCK:
+        if not _saved:  # the sessions ended while the import ran
+            return
+        waiting = []
+        for target, patch, hook in _DEFERRED:
+            if target.split(":")[0] not in sys.modules:
+                waiting.append((target, patch, hook))
+                continue
+            try:
+                owner, attr = resolve(target)
+            except (ImportError, AttributeError) as exc:
+                if hook is not None and not _absent_from_this_torch(hook, registry):
+                    raise _unresolved_error(hook, f"{type(exc).__name__}: {exc}") from None
+                continue
+            patch(owner, attr)
+        _DEFERRED[:] = waiting
 
 
 def _shipped_registry() -> Any:
@@ -268,6 +355,9 @@ def _shipped_registry() -> Any:
 
 
 def _uninstall() -> None:
+    if _PATCH_ON_IMPORT in sys.meta_path:
+        sys.meta_path.remove(_PATCH_ON_IMPORT)
+    _DEFERRED.clear()
     while _saved:
         owner, attr, raw = _saved.pop()
         setattr(owner, attr, raw)

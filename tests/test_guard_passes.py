@@ -311,16 +311,15 @@ def test_hook_missing_from_torch_fails_closed(tmp_path, monkeypatch):
     registry = tmp_path / "gone.toml"
     registry.write_text(_GONE_ENTRY)
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
-    # at import (lite_compiler._install runs at `import lite_compiler`) ...
-    with pytest.raises(lite_compiler.LiteConfigError) as at_import:
-        lite_compiler._install()
-    message = str(at_import.value)
-    assert len(message.splitlines()) == 1
+    # Import does not check hooks (lazy Inductor: it imports no hooked module); the compile
+    # does, before any pass runs, whether the hook's module was imported already or only while
+    # the region compiles (lite_compiler.hooks patches and checks it on import).
+    lite_compiler._install()
+    with pytest.raises(lite_compiler.LiteConfigError) as at_compile:
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
+    message = str(at_compile.value).splitlines()[0]  # Dynamo appends its own hint lines
     assert "'my_renamed_reorder'" in message and _GONE_HOOK_TARGET in message
     assert torch.__version__ in message and "torch = " in message
-    # ... and at guard install: the compile never runs with the pass unguarded
-    with pytest.raises(lite_compiler.LiteConfigError, match="my_renamed_reorder"):
-        compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
     assert not lite_compiler.guard_active() and not hooks.installed()
 
 

@@ -1,0 +1,91 @@
+"""Lazy Inductor: importing lite_compiler and compiling without regions load no more of
+torch._inductor than aot_eager does; a region compile imports Inductor's compiler then, and the
+guard's hooks in the modules it brings in are patched on import, exactly as if imported before.
+
+Each case runs in a fresh interpreter, so sys.modules is the measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+PRELUDE = """
+import json, os, sys
+import torch
+
+def inductor_modules():
+    return sorted(m for m in sys.modules if m.startswith("torch._inductor"))
+
+def f(x):
+    return (x.sin() * 2).cos()
+
+def train(backend):
+    x = torch.randn(8, 8, requires_grad=True)
+    torch.compile(f, backend=backend)(x).sum().backward()
+"""
+
+
+def _run(body: str) -> dict:
+    script = PRELUDE + textwrap.dedent(body)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_import_loads_only_what_torch_dynamo_loads_and_no_compiler():
+    ours = _run("""
+        import lite_compiler
+        print(json.dumps({"modules": inductor_modules()}))
+    """)
+    dynamo = _run("""
+        import torch._dynamo
+        print(json.dumps({"modules": inductor_modules()}))
+    """)
+    # lite_compiler's errors subclass Dynamo's, so torch._dynamo (which every torch.compile
+    # imports, with the Inductor config it reads) comes in; nothing else of Inductor does.
+    assert set(ours["modules"]) <= set(dynamo["modules"])
+    assert "torch._inductor.compile_fx" not in ours["modules"]
+
+
+def test_compile_without_regions_loads_no_more_inductor_than_aot_eager():
+    ours = _run("""
+        import lite_compiler
+        train("lite")
+        print(json.dumps({"modules": inductor_modules(), "ledger": len(lite_compiler.last_ledger().entries)}))
+    """)
+    aot = _run("""
+        train("aot_eager")
+        print(json.dumps({"modules": inductor_modules()}))
+    """)
+    extra = sorted(set(ours["modules"]) - set(aot["modules"]))
+    assert extra == [], extra
+    assert ours["ledger"] > 0  # the guard did run
+
+
+_REGION = """
+    import lite_compiler
+
+    def g(x):
+        y = x.sin()
+        with lite_compiler.region(id="r"):
+            y = y.cos() * 2 + 1
+        return y.tanh()
+
+    x = torch.randn(8, 8, requires_grad=True)
+    torch.compile(g, backend="lite")(x).sum().backward()
+    ledger = lite_compiler.last_ledger("lite")
+    print(json.dumps({"entries": [[e.name, e.stage, e.graph, e.allowed] for e in ledger.entries],
+                      "regions": sorted(ledger.region_code),
+                      "compile_fx": "torch._inductor.compile_fx" in sys.modules}))
+"""
+
+
+def test_region_compile_imports_inductor_and_guards_it_as_if_imported_before():
+    lazy = _run(_REGION)
+    eager = _run("import torch._inductor.compile_fx\n" + textwrap.dedent(_REGION))
+    assert lazy["compile_fx"] and lazy["regions"] == ["graph0/bw/region[r]/0", "graph0/fw/region[r]/0"]
+    # Same passes seen, same verdicts, same graphs: the hooks patched on import did their job.
+    assert lazy["entries"] == eager["entries"] and lazy["entries"]
