@@ -73,6 +73,12 @@ lite = "never"
 kind = "custom_hook"
 hook = "torch._functorch.config:joint_custom_pass"
 
+[[config]]
+key = "custom_backend_passes"
+kind = "custom_hook"
+type = "dict"
+why = "per-device user passes: a dict-valued custom hook"
+
 [[base]]
 name = "torch._inductor.custom_graph_pass:CustomGraphPass"
 role = "pass_class"

@@ -57,7 +57,17 @@ class Vocabulary:
         hooks = {}
         for entry in _custom_hooks(registry):
             module, _, key = entry.hook.rpartition(":")
-            hooks[key] = (module, entry.name, entry.stage)
+            hooks[key.rsplit(".", 1)[-1]] = (module, entry.name, entry.stage)
+        # Config keys the inventory classifies as custom hooks (their values run inside
+        # Inductor: inductor_choices_class, ...), unless a [[pass]] entry above names the hook.
+        from lite_guard.registry import CONFIG_MODULES
+        from lite_guard.stages import guess_stage
+
+        for config in getattr(registry, "configs", ()):
+            key = config.key.rsplit(".", 1)[-1]
+            if config.kind == "custom_hook" and key not in hooks:
+                module = CONFIG_MODULES.get(config.module, config.module)
+                hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
         return cls(bases, hooks, roots)
 
@@ -394,6 +404,8 @@ class _Extractor(ast.NodeVisitor):
             key = self._key_string(target.slice)
             if key in self.hook_keys:
                 self._hook(key, value, "item assignment", self.expr(target.value))
+            elif _last(target.value) in self.hook_keys:  # a dict-valued hook, one entry of it
+                self._hook(_last(target.value), value, "item assignment")
 
     def _key_string(self, node: ast.AST | None) -> str | None:
         """A config key written as a literal, or as a name bound to one in this function or at
@@ -446,7 +458,7 @@ class _Extractor(ast.NodeVisitor):
             key = self._key_string(positional[index]) if len(positional) > index + 1 else None
             if key in self.hook_keys:
                 self._hook(key, positional[index + 1], f"{name}(...)")
-        if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert") \
+        if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert", "update") \
                 and _last(func.value) in self.hook_keys and positional:
             # config.reorder_for_compute_comm_overlap_passes.append(p)
             self._hook(_last(func.value), positional[-1], f".{name}(...)")

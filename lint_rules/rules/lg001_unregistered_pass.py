@@ -141,6 +141,11 @@ class UnregisteredPass(IndexRule):
                 '    PASS_KEY = "post_grad_custom_post_pass"\n    inductor_config[PASS_KEY] = my_pass',
                 line=9, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
                                      "post_grad", "function")),
+        # A config the registry's inventory classifies as a custom hook, dict-valued.
+        Example(_IMPORTS + 'def spyre_pass(g):\n    pass\n'
+                'config.custom_backend_passes["spyre"] = spyre_pass',
+                line=7, message=_msg("example:spyre_pass", "installed in custom_backend_passes",
+                                     "post_grad", "function")),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
