@@ -78,6 +78,11 @@ class Vocabulary:
                          for name, (role, _, _) in self.bases.items() if role != "pass_class")
 
     @functools.cached_property
+    def name_keywords(self) -> frozenset[str]:
+        """Keywords that name a pass in an observer / pattern-pass call (``pass_name=``)."""
+        return frozenset(arg for role, arg, _ in self.bases.values() if role != "pass_class" and arg)
+
+    @functools.cached_property
     def by_dotted(self) -> dict[str, str]:
         """``torch._inductor.custom_graph_pass.CustomGraphPass`` -> its registry name."""
         return {name.replace(":", "."): name for name in self.bases}
@@ -445,7 +450,9 @@ class _Extractor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = _last(func)
-        if name in self.watched:
+        if name in self.watched or any(k.arg in self.vocab.name_keywords for k in node.keywords):
+            # By name, or by a naming keyword: MyPatternPass(pass_name=...) of a subclass
+            # defined in another file; the index decides whether it really is one.
             self._constructor(node)
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         for keyword, value in keywords.items():

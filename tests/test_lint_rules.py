@@ -363,6 +363,18 @@ def test_unresolvable_base_is_reported_with_its_name():
     assert "its base 'some_vendor.passes.VendorBase' cannot be resolved" in finding.message
 
 
+def test_a_pattern_pass_subclass_from_another_file_is_a_pattern_pass(tmp_path):
+    package = tmp_path / "pk"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text(PMP + "class MyPatterns(PatternMatcherPass):\n    pass\n")
+    (package / "use.py").write_text("from pk.base import MyPatterns\n"
+                                    "p = MyPatterns(pass_name='cross_file')\n"
+                                    "q = dict(pass_name='not_a_pass')\n")
+    report = lint_paths([package], VOCAB, jobs=1)
+    assert [(Path(f.path).name, f.line, f.name) for f in report.findings] == [("use.py", 2, "cross_file")]
+
+
 def test_a_base_the_project_registry_declares_makes_passes_without_its_source(tmp_path):
     # vllm-ascend derives from vLLM's base, which is neither in the linted tree nor installed.
     declared = tmp_path / "project.toml"

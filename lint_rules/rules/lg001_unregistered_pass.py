@@ -21,7 +21,7 @@ from typing import Any
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
-from lint_rules.index import Index, Unresolved, real_module, text_of
+from lint_rules.index import Index, Unresolved, Vocabulary, real_module, text_of
 from lint_rules.rule import IndexRule
 from lite_guard.hints import one_line, pass_hint
 from lite_guard.identity import is_qualified, is_torch_module, qualified_name
@@ -154,12 +154,12 @@ class UnregisteredPass(IndexRule):
 
     @classmethod
     def triggers(cls, registry: Any) -> tuple[bytes, ...]:
-        # Not used to skip parsing (every file is summarized for the index), but a file with none
-        # of these bytes cannot hold a site of this rule: they document its vocabulary.
-        names = [b.name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for b in getattr(registry, "bases", ())]
-        names += [e.hook.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
-                  for e in getattr(registry, "custom_hooks", lambda: [])()]
-        return tuple(n.encode() for n in names if n)
+        # Every file is summarized for the index, but a file with none of these bytes cannot
+        # hold a site of this rule, so its summary is light (lint_rules.index). All registry data:
+        # base class names, naming keywords (pass_name=), hook keys.
+        vocab = Vocabulary.from_registry(registry)
+        names = [n.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for n in vocab.bases]
+        return tuple(n.encode() for n in (*names, *vocab.name_keywords, *vocab.hooks) if n)
 
     @classmethod
     def check(cls, index: Index, registry: Any) -> tuple[list[Finding], set[str]]:
