@@ -19,6 +19,20 @@ the rules that need a concrete syntax tree (config modules, ``lite_mode_options`
 
 The vocabulary (which classes are pass bases, observers, pattern passes; which config keys are
 hooks; which functions are pipeline roots) comes from the registry, never from this file.
+
+A summary, the unit that is cached (expressions are small lists: ``["n", "a.b"]`` a dotted name,
+``["s", "x"]`` a string, ``["g", "x_*"]`` an f-string, ``["call", callee, args, kwargs]``,
+``["l", [...]]`` a list/tuple/set, ``["d", [[k, v], ...]]``, ``["k", element, binds]`` a
+comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` anything else)::
+
+    module, package      dotted name; whether it is a package's __init__
+    imports, stars       local name -> "module" or "module:name"; star-imported modules
+    alternatives         names imported two ways (if/else, try/except) -> the other targets
+    classes              qualname -> line, col, bases, methods, abstract, attrs, decorators, scope
+    assigns              scope ("" = module, else a function qualname) -> name -> expression
+    sites                observer / pattern-pass calls ("ctor") and hook installs ("hook")
+    calls                pipeline root qualname -> the calls in its body (LG005)
+    suppress             line -> text, for lines carrying a lite-guard / noqa comment
 """
 
 from __future__ import annotations
@@ -286,9 +300,6 @@ class _Extractor(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None and not self.light:
             self.visit(node.value)
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.generic_visit(node)
 
     # ---- imports --------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
