@@ -86,11 +86,13 @@ class UnregisteredPass(IndexRule):
                                      "observer")),
         Example(_IMPORTS + 'my_patterns = PatternMatcherPass()',
                 line=5, message=_msg("example:my_patterns", "PatternMatcherPass without a name,"
-                                     " known by its variable", "post_grad", "pattern")),
+                                     " known here by its variable; the runtime guard sees no"
+                                     " name: give it one", "post_grad", "pattern")),
         Example(_IMPORTS + 'from torch._inductor.pattern_matcher import PatternMatcherPass as PMP\n'
                 'class Fusion:\n    def __init__(self):\n        self.patterns = PMP()',
                 line=8, message=_msg("example:Fusion.patterns", "PatternMatcherPass without a"
-                                     " name, known by its variable", "post_grad", "pattern")),
+                                     " name, known here by its variable; the runtime guard sees"
+                                     " no name: give it one", "post_grad", "pattern")),
         Example(_IMPORTS + 'NAME = "my_fusion"\np = PatternMatcherPass(pass_name=NAME)',
                 line=6, message=_msg("my_fusion", "PatternMatcherPass", "post_grad",
                                      "pattern")),
@@ -276,7 +278,8 @@ class _Check:
                 owner = var or "<module>"
             name = qualified_name(real_module(module), owner)
         self._found(module, site["line"], site["col"], name,
-                    f"{label} without a name, known by its variable", kind, stage)
+                    f"{label} without a name, known here by its variable; the runtime guard sees"
+                    " no name: give it one", kind, stage)
 
     # ---- hooks -----------------------------------------------------------------------------
     def _hook(self, module: str, site: dict) -> None:
