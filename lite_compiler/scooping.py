@@ -68,14 +68,58 @@ def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
     ranked = sorted(range(len(partitions)), key=lambda i: min(order[n] for n in partitions[i]))
     partitions = [partitions[i] for i in ranked]
     owners = [owners[i] for i in ranked]
+    position = {node.name: order[node] for node in order}
+    firsts = [min(order[n] for n in partition) for partition in partitions]
     with torch.fx.traceback.preserve_node_meta(enable=False):
         fuse_by_partitions(gm, partitions, prefix=SUBMOD_PREFIX, always_return_tuple=True)
     names = [f"{SUBMOD_PREFIX}{i}" for i in range(len(owners))]
+    _restore_order(gm, position, dict(zip(names, firsts)))
     for name in names:
         _inline_get_attr_inputs(gm, name)
         _bind_size_symbols(gm, name)
     gm.graph.lint()
     return [(name, key, configs) for name, (key, configs) in zip(names, owners)]
+
+
+def _restore_order(gm: torch.fx.GraphModule, position: dict[str, int], calls: dict[str, int]) -> None:
+    """Put the nodes outside regions back in AOTAutograd's order.
+
+    fuse_by_partitions re-sorts the whole graph topologically, which can move an independent
+    node outside the regions (a weight cast, a transpose) ahead of another: the same ops, but not
+    the graph AOTAutograd produced (random ops would draw in another order). A topological sort
+    that always takes the ready node with the smallest original position restores that order;
+    a region call stands at its first member's position, its output getitems right after it.
+    """
+    import heapq
+
+    nodes = list(gm.graph.nodes)
+    key: dict[torch.fx.Node, float] = {}
+    for node in nodes:
+        if node.op == "call_module" and node.target in calls:
+            key[node] = calls[node.target]
+        elif node.name in position:
+            key[node] = position[node.name]
+        else:  # a node fusing made (the getitems of a region's outputs): right after its input
+            key[node] = max((key[i] for i in node.all_input_nodes), default=-1) + 0.5
+    waiting = {node: len(node.all_input_nodes) for node in nodes}
+    rank = {node: i for i, node in enumerate(nodes)}
+    ready = [(key[n], rank[n], n) for n in nodes if waiting[n] == 0]
+    heapq.heapify(ready)
+    ordered: list[torch.fx.Node] = []
+    while ready:
+        _, _, node = heapq.heappop(ready)
+        ordered.append(node)
+        for user in node.users:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, (key[user], rank[user], user))
+    if len(ordered) != len(nodes) or ordered == nodes:
+        return  # (a cycle cannot happen after a legal fuse; keep the graph as it is)
+    output = gm.graph.output_node()
+    for node in ordered:
+        if node is not output:
+            output.prepend(node)
+    gm.graph.lint()
 
 
 def _fetch_attr(root: torch.nn.Module, target: str) -> Any:

@@ -280,3 +280,15 @@ def test_a_region_that_reaches_the_compiler_does_not_warn(recwarn):
     with lite_compiler.region(id="eager-only"):  # plain eager code, no compile: nothing to say
         torch.randn(2).cos()
     assert not _not_compiled(recwarn.list)
+
+
+def test_regions_keep_the_order_of_the_graph_outside_them_under_autocast():
+    """Scooping regions used to re-sort the whole graph, moving independent casts outside the
+    regions ahead of other nodes; the guard's effect check (rightly) refused the changed graph."""
+    torch.manual_seed(0)
+    model = Net()
+    with lite_compiler.module_regions(model, [(Gate, "gate")]), \
+            torch.autocast("cpu", dtype=torch.bfloat16):
+        _, ledger = _compile_and_run(model, torch.randn(3, 8))
+    assert not ledger.refused
+    assert any("/fw/region[gate]/" in name for name in ledger.region_code)
