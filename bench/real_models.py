@@ -61,10 +61,11 @@ def _git(*args: str) -> str:
         return ""
 
 
-def measure_all(names: list[str], device: str, timeout: float, out: Path) -> dict:
+def measure_all(names: list[str], device: str, timeout: float, out: Path,
+                kept: list[dict] | None = None) -> dict:
     """Every model in its own process; the JSON is rewritten after each (a long run that is
-    stopped keeps what it measured)."""
-    results: list[dict] = []
+    stopped keeps what it measured). ``kept``: earlier results of other models, kept in order."""
+    results: list[dict] = [r for r in (kept or []) if r.get("model") not in names]
     for name in names:
         start = time.perf_counter()
         result = _run_worker(name, device, timeout)
@@ -72,9 +73,17 @@ def measure_all(names: list[str], device: str, timeout: float, out: Path) -> dic
         print(f"{name}: {result['seconds']} s" + (f" ({result['error']})" if "error" in result else ""),
               file=sys.stderr, flush=True)
         results.append(result)
+        order = {n: i for i, n in enumerate(_case_names())}
+        results.sort(key=lambda r: order.get(r.get("model"), len(order)))
         data = _document(results, device)
         out.write_text(json.dumps(data, indent=1) + "\n")
     return data
+
+
+def _case_names() -> list[str]:
+    from bench.real_model_zoo import CASES
+
+    return list(CASES)
 
 
 def _document(results: list[dict], device: str) -> dict:
@@ -175,6 +184,8 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="replace the BENCHMARKS.md section")
     parser.add_argument("--render", type=Path, help="render a saved results JSON instead of measuring")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per model process")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other models' results already in the JSON (rerun a few)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -191,7 +202,8 @@ def main() -> int:
             return 2
         out = args.json or REPO / "bench" / "results" / f"real_models_{args.device}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        data = measure_all(names, args.device, args.timeout, out)
+        kept = json.loads(out.read_text())["results"] if args.update and out.exists() else []
+        data = measure_all(names, args.device, args.timeout, out, kept)
         print(f"wrote {out}", file=sys.stderr)
     section = render(data)
     if args.write:
