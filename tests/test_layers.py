@@ -65,6 +65,10 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[Import]:
             # `from pkg import mod` imports the module pkg.mod; `from mod import name` imports mod.
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
                        for a in node.names]
+        elif isinstance(node, ast.Call) and _called_name(node) in ("import_module", "__import__") \
+                and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            targets = [node.args[0].value]  # importlib.import_module("pkg.mod") is an import too
         for target in targets:
             # `import a.b.c` of ours: the deepest module of ours that the name covers.
             while target and target not in known:
@@ -73,6 +77,11 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[Import]:
                 where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
                 found.append(Import(name, target, f"{where}:{node.lineno}"))
     return sorted(found, key=lambda i: int(i.where.rsplit(":", 1)[1]))
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def all_imports() -> list[Import]:
@@ -86,13 +95,14 @@ def package_of(module: str) -> str:
 
 
 def test_the_import_walker_sees_lazy_and_relative_imports(tmp_path):
-    """The walker itself can fail: a lazy import inside a function and a relative import count."""
+    """The walker itself can fail: lazy, relative and importlib imports all count."""
     source = tmp_path / "mod.py"
-    source.write_text("def f():\n    from lint_rules import engine\n\nfrom . import registry\n")
+    source.write_text("def f():\n    from lint_rules import engine\n\nfrom . import registry\n"
+                      "importlib.import_module('lint_rules')\n")
     known = {"lint_rules", "lint_rules.engine", "lite_guard", "lite_guard.registry", "lite_guard.mod"}
     found = imports_of("lite_guard.mod", source, known)
     assert [(i.imported, i.where.rsplit(":", 1)[1]) for i in found] == [
-        ("lint_rules.engine", "2"), ("lite_guard.registry", "4")]
+        ("lint_rules.engine", "2"), ("lite_guard.registry", "4"), ("lint_rules", "5")]
 
 
 def test_no_import_goes_up_a_layer():
