@@ -32,7 +32,7 @@ lite_value = false
 why = "gates my_fusion"
 
 [[config]]
-key = "activation_memory_budget"
+key = "my_recompute_budget"  # a project key: every torch key is in the shipped inventory
 module = "functorch"
 kind = "optimization"
 lite_value = 1.0
@@ -51,7 +51,7 @@ def test_good_registry_loads_and_answers_queries(tmp_path):
     assert [p.name for p in registry.filter(lite="always")] == ["my_safe_pass"]
     assert [p.name for p in registry.filter(stage="post_grad")] == ["my_fusion"]
     assert registry.derive_lite_config() == {"use_my_fusion": False}
-    assert registry.derive_lite_config(module="functorch") == {"activation_memory_budget": 1.0}
+    assert registry.derive_lite_config(module="functorch") == {"my_recompute_budget": 1.0}
     assert registry.suggest("my_fusoin")[0] == "my_fusion"
 
 
