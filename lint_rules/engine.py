@@ -57,6 +57,8 @@ class Plan:
         # A file with none of the index rules' trigger bytes has no site of theirs: its summary
         # keeps only what other files resolve through it (lint_rules.index, light mode).
         self.index_triggers = trigger_pattern(t for rule in INDEX_RULES for t in rule.triggers(registry))
+        self.index_triggers_text = re.compile(self.index_triggers.pattern.decode("utf-8")) \
+            if self.index_triggers is not None else None
         self.tree_rules = TREE_RULES
         self.names = frozenset(p.name for p in registry.passes)
 
@@ -107,7 +109,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         tree = ast.parse(source, filename=path)
         light = plan.index_triggers is None or plan.index_triggers.search(data) is None
         summary = summarize(source, module or module_name(path), Path(path).name == "__init__.py",
-                            plan.vocab, tree, light=light)
+                            plan.vocab, tree, light=light, triggers=plan.index_triggers_text)
     except SyntaxError as exc:
         message = f"cannot parse: {exc.msg}; the file was not checked"
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],

@@ -53,6 +53,14 @@ _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile 
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
 
+def _suppression_lines(lines: list[str]) -> dict[str, str]:
+    """Line number -> text of every line with a ``lite-guard`` / ``noqa`` comment."""
+    if not _SUPPRESS_MARK.search("\n".join(lines)):  # one scan; most files have none
+        return {}
+    return {str(n): line for n, line in enumerate(lines, 1)
+            if "#" in line and _SUPPRESS_MARK.search(line)}
+
+
 # ---- vocabulary ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -151,18 +159,52 @@ def module_name(path: str | PurePath) -> str:
 # ---- the per-file summary -------------------------------------------------------------------
 
 def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabulary,
-              tree: ast.Module | None = None, light: bool = False) -> dict:
+              tree: ast.Module | None = None, light: bool = False,
+              triggers: "re.Pattern[str] | None" = None) -> dict:
     """One file's summary (JSON-able). Raises SyntaxError / RecursionError / ValueError.
 
     ``light``: the file holds none of the index rules' trigger bytes, so it has no site; only
     what other files may resolve through it is read (imports, classes, module-level names,
-    pipeline roots), never function bodies: three times faster on a typical tree."""
+    pipeline roots), never function bodies: three times faster on a typical tree.
+    ``triggers``: the same test per function, so a function whose text holds no trigger (nor a
+    module constant naming a hook key) is read light too."""
     if tree is None:
         tree = ast.parse(source)
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     extractor = _Extractor(module, is_package, text.splitlines(), vocab, light)
+    if triggers is not None and not light:
+        extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched)
     extractor.visit(tree)
     return extractor.summary
+
+
+class _FunctionFilter:
+    """May this function's body hold a site? Its text must hold a trigger, a local alias of an
+    observer / pattern pass (``PMP``), or a module constant that names a hook key."""
+
+    def __init__(self, text: str, tree: ast.Module, triggers: "re.Pattern[str]",
+                 vocab: Vocabulary, watched: set[str]) -> None:
+        self.text, self.triggers, self.watched = text, triggers, watched
+        self.starts = [0]
+        for line in text.splitlines(keepends=True):
+            self.starts.append(self.starts[-1] + len(line))
+        # PASS_KEY = "post_grad_custom_post_pass" at module level: a function may use the name.
+        self.constants = {target.id for node in tree.body if isinstance(node, ast.Assign)
+                          and _string(node.value) in vocab.hooks
+                          for target in node.targets if isinstance(target, ast.Name)}
+        self._names: tuple[frozenset[str], "re.Pattern[str] | None"] = (frozenset(), None)
+
+    def __call__(self, node: ast.AST) -> bool:
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+        body = self.text[self.starts[first]:self.starts[min(last, len(self.starts) - 1)]]
+        if self.triggers.search(body) is not None:
+            return True
+        names = frozenset(self.watched | self.constants)
+        if names != self._names[0]:  # aliases found so far (imports come first, usually)
+            pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b") \
+                if names else None
+            self._names = (names, pattern)
+        return self._names[1] is not None and self._names[1].search(body) is not None
 
 
 class _Extractor(ast.NodeVisitor):
@@ -170,11 +212,11 @@ class _Extractor(ast.NodeVisitor):
                  light: bool = False):
         self.module, self.is_package, self.lines, self.vocab = module, is_package, lines, vocab
         self.light = light
+        self.function_filter: Any = None  # set by summarize: may a function's body hold a site?
         self.summary: dict = {
             "module": module, "package": is_package, "imports": {}, "stars": [], "classes": {},
             "assigns": {"": {}}, "sites": [], "calls": {},
-            "suppress": {str(n): line for n, line in enumerate(lines, 1)
-                         if "#" in line and _SUPPRESS_MARK.search(line)},
+            "suppress": _suppression_lines(lines),
         }
         self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
         self.watched = set(vocab.short_names)  # local names of observer / pattern-pass callables
@@ -265,7 +307,7 @@ class _Extractor(ast.NodeVisitor):
                 [self.expr(c.func), c.lineno, c.col_offset + 1]
                 for c in _walk_calls(node)]
         sites = len(self.summary["sites"])
-        if self.light:
+        if self.light or (self.function_filter is not None and not self.function_filter(node)):
             self._self_attributes(node)
         else:
             for statement in node.body:
