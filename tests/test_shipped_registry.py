@@ -180,3 +180,18 @@ def test_scanner_never_imports_torch(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert "torch" not in imported
     assert "post_grad_custom_pre_pass" in proc.stdout
+
+
+def test_scanner_only_proposes_config_kinds_and_says_so() -> None:
+    """Against a registry without the inventory, every key of this torch is printed as a
+    [[config]] entry whose kind is marked PROPOSED: the scanner proposes, a person decides."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "scan_torch_passes.py"), "--config-inventory",
+         "--registry", str(SHIPPED)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kinds = [line for line in proc.stdout.splitlines() if line.startswith("kind = ")]
+    expected = len(inductor_config._config) + len(functorch_config._config)
+    assert len(kinds) == expected
+    assert all("# PROPOSED " in line for line in kinds)
