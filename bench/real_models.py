@@ -3,6 +3,7 @@
 Usage: .venv/bin/python bench/real_models.py [--device cpu|cuda] [--models SUBSTRING ...]
                                              [--json PATH] [--write]
        .venv/bin/python bench/real_models.py --render PATH.json --write   (table from saved JSON)
+       .venv/bin/python bench/real_models.py --models swin --update     (rerun some, keep the rest)
 
 Each model runs in a fresh process (``--worker NAME``): aot_eager as the reference, then ours
 (``backend="lite"``, compared with torch.equal on every output, parameter gradient and floating
@@ -20,8 +21,10 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,13 +42,18 @@ def worker(name: str, device: str) -> int:
 
 
 def _run_worker(name: str, device: str, timeout: float) -> dict:
-    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    # A private Inductor cache per process: nothing carried over, and nothing another process
+    # on the machine cleans up can vanish under the run.
+    cache = tempfile.mkdtemp(prefix="real_models_inductor_")
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_CACHE_DIR=cache)
     env.setdefault("OMP_NUM_THREADS", "1" if device == "cpu" else env.get("OMP_NUM_THREADS", "4"))
     try:
         run = subprocess.run([sys.executable, __file__, "--worker", name, "--device", device],
                              capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO)
     except subprocess.TimeoutExpired:
         return {"model": name, "error": f"timed out after {timeout:.0f} s", "rows": []}
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
     if run.returncode != 0 or not lines:
         tail = [line for line in run.stderr.strip().splitlines() if line.strip()][-1:] or ["no output"]
