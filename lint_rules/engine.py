@@ -230,14 +230,14 @@ def _excluded(path: Path, pattern: str) -> bool:
 def torch_version_of(path: Path) -> str | None:
     """The version of the torch tree a file belongs to: ``torch/version.py``, else the checkout's
     ``version.txt`` (lint_rules.versions)."""
-    return _version_of_directory(Path(path).parent)
+    return _version_of_directory(os.path.dirname(os.fspath(path)))
 
 
 @functools.lru_cache(maxsize=4096)
-def _version_of_directory(directory: Path) -> str | None:
+def _version_of_directory(directory: str) -> str | None:
     # The answer depends only on the directories above a file: one lookup per directory, not
     # per file (a warm run over a large tree spent a third of its time here).
-    return versions.torch_version_of(directory / "__init__.py")
+    return versions.torch_version_of(Path(directory or ".") / "__init__.py")
 
 
 _VERSIONS: dict[Path, str | None] = {}
@@ -285,7 +285,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
             results[path] = isolation.uncheckable(str(path), str(exc))
             continue
         version = torch_version_of(path) or torch_version  # --torch-version: when the tree cannot say
-        module = module_name(path)  # by the __init__.py files around it: part of the key
+        module = module_name(path, on_disk=True)  # by the __init__.py files around it: in the key
         key = hashlib.sha256(f"{salt}\0{path}\0{version}\0{module}\0".encode(
             "utf-8", "surrogateescape") + data).hexdigest()
         cached = cache.get(key) if cache else None

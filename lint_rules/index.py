@@ -141,7 +141,7 @@ def _package_of(directory: str) -> tuple[str, ...]:
     return (*_package_of(parent), name)
 
 
-def module_name(path: str | PurePath) -> str:
+def module_name(path: str | PurePath, on_disk: bool | None = None) -> str:
     """The dotted module a file is, by the package layout around it: parent directories count
     while they hold an ``__init__.py``. A path that is not on disk (an example, a test) is read
     as written, relative: ``torch/_inductor/fx_passes/x.py`` -> ``torch._inductor.fx_passes.x``."""
@@ -149,7 +149,7 @@ def module_name(path: str | PurePath) -> str:
     directory, name = os.path.split(text)
     stem = os.path.splitext(name)[0]
     tail = [] if name == "__init__.py" else [stem]
-    if os.path.isfile(text):
+    if on_disk if on_disk is not None else os.path.isfile(text):
         parts = [*_package_of(os.path.abspath(directory or ".")), *tail]
     else:
         parts = [p for p in PurePath(directory).parts if p not in ("", ".", "/")] + tail
