@@ -23,8 +23,17 @@ from packaging.version import InvalidVersion, Version
 _VERSION_PY = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
 
 
-@lru_cache(maxsize=256)
 def _read(path: Path) -> str | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None  # not cached: the file may appear later in a long-lived process
+    return _read_file(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=256)
+def _read_file(path: Path, mtime_ns: int, size: int) -> str | None:
+    """The version a version.py / version.txt states (cached per file state)."""
     from lint_rules.isolation import Unreadable, read_regular
 
     try:  # a linted tree's version files are untrusted: a FIFO or /dev/zero must not hang us

@@ -263,3 +263,34 @@ def test_torch_version_option_is_used_when_the_tree_cannot_say(registry, tmp_pat
     report = lint_tree(root, registry, None, torch_version="2.99.0")
     suggestion = 'torch = ">=2.14,<2.99.0" if it was removed upstream'
     assert any(f.code == "LG003" and f.message.endswith(suggestion) for f in report.findings)
+
+
+@pytest.mark.parametrize("present, expected", [
+    (["2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.1"], ""),
+    (["2.13.0", "2.14.1"], ">=2.13"),
+    (["2.11.0", "2.12.0", "2.12.1"], "<2.13"),
+    (["2.12.1", "2.13.0"], ">=2.12.1,<2.14"),
+    (["2.14.1"], ">=2.14"),
+])
+def test_scanned_version_ranges_are_the_narrowest_valid_specifiers(present, expected):
+    from lint_rules.versions import matches, range_of
+
+    scanned = ["2.11.0+cu130", "2.12.0+cu130", "2.12.1+cu130", "2.13.0+cpu", "2.14.1+cu130"]
+    present = [v for v in scanned if v.split("+")[0] in present]
+    assert range_of(present, scanned) == expected
+    SpecifierSet(expected)
+    assert [v for v in scanned if matches(expected, v)] == present
+
+
+def test_version_comes_from_version_py_then_version_txt_then_the_option(tmp_path):
+    from lint_rules.versions import torch_version_of
+
+    module = tmp_path / "checkout" / "torch" / "_inductor" / "config.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("")
+    assert torch_version_of(module) is None
+    assert torch_version_of(module, fallback="2.13.0") == "2.13.0"
+    (tmp_path / "checkout" / "version.txt").write_text("2.14.0a0\n")
+    assert torch_version_of(module) == "2.14.0a0"
+    (tmp_path / "checkout" / "torch" / "version.py").write_text("__version__ = '2.14.1+cu130'\n")
+    assert torch_version_of(module) == "2.14.1+cu130"
