@@ -92,11 +92,10 @@ def render(args: argparse.Namespace, rows: list[str], per_step: list[str], meta:
         " `block<i>`) is compiled by Inductor in the forward and the backward graph (4 region"
         " graphs); its fused kernel rounds differently from ATen by an ulp now and then, so lite"
         " is no longer bitwise equal from the step where that first reaches a gradient, as expected"
-        " for an annotated region. Guard: forcing `reorder_for_compute_comm_overlap` on in a region"
-        " raises `LitePassViolation` naming `reorder_compute_and_comm_for_overlap`"
-        " (tests/test_distributed.py). Note that `torch.use_deterministic_algorithms(True)` sets"
-        " Inductor's `deterministic`, under which the scheduler skips that reorder by itself, so"
-        " the test also sets `deterministic=False` in the region.",
+        " for an annotated region. Guard: asking a region for `reorder_for_compute_comm_overlap`"
+        " raises `LiteRegionConfigError` (the registry forces it off in regions too), and the"
+        " scheduler pass it enables, `reorder_compute_and_comm_for_overlap`, is refused by name if"
+        " it ever runs (tests/test_distributed.py).",
     ])
 
 
