@@ -64,15 +64,49 @@ class CompiledRegion:
     the generated code behind Inductor's input-alignment wrapper, so the kernels and any alignment
     copy are exactly the same, minus the per-call bookkeeping (debug, profiler, cache, metrics)."""
 
-    def __init__(self, compiled: Any, name: str):
+    def __init__(self, compiled: Any, name: str, fake_inputs: list[Any] | None = None):
         self.compiled, self.__name__ = compiled, name
         self.__qualname__ = name
         self._call = compiled
+        self._layouts = _static_layouts(fake_inputs or [])
+        self._restride = False
 
     def __call__(self, *args: Any) -> Any:
-        out = self._call(list(args))
+        if self._restride:
+            return self._call(self._restrided(args))
+        try:
+            out = self._call(list(args))
+        except AssertionError:
+            # The region's code asserts its inputs' strides before computing anything. An input
+            # made outside the region by an ATen kernel can be laid out other than its meta
+            # kernel said (fake strides): copy such inputs into the expected layout (same values).
+            if not any(self._mismatched(args)):
+                raise
+            self._restride = True
+            out = self._call(self._restrided(args))
         self._call = getattr(self.compiled, "current_callable", None) or self.compiled
         return out
+
+    def _mismatched(self, args: tuple) -> list[bool]:
+        return [layout is not None and isinstance(arg, torch.Tensor) and arg.stride() != layout[1]
+                and tuple(arg.shape) == layout[0] for arg, layout in zip(args, self._layouts)]
+
+    def _restrided(self, args: tuple) -> list[Any]:
+        return [torch.empty_strided(arg.shape, layout[1], dtype=arg.dtype, device=arg.device).copy_(arg)
+                if wrong else arg
+                for arg, layout, wrong in zip(args, self._layouts, self._mismatched(args))]
+
+
+def _static_layouts(fake_inputs: list[Any]) -> list[tuple[tuple[int, ...], tuple[int, ...]] | None]:
+    """(shape, strides) the region was compiled for, per input; None where symbolic or no tensor."""
+    layouts: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = []
+    for fake in fake_inputs:
+        if isinstance(fake, torch.Tensor) and all(
+                isinstance(d, int) for d in (*fake.shape, *fake.stride())):
+            layouts.append((tuple(fake.shape), tuple(fake.stride())))
+        else:
+            layouts.append(None)
+    return layouts
 
 
 def compile_regions(
@@ -117,7 +151,7 @@ def compile_regions(
         if session is not None and source:
             session.ledger.region_code[region_graph] = source
         with gm.graph.inserting_after(call):
-            new = gm.graph.call_function(CompiledRegion(compiled, submod_name), tuple(call.args))
+            new = gm.graph.call_function(CompiledRegion(compiled, submod_name, fake_inputs), tuple(call.args))
             new.meta = call.meta
         call.replace_all_uses_with(new)
         gm.graph.erase_node(call)

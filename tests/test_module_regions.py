@@ -292,3 +292,30 @@ def test_regions_keep_the_order_of_the_graph_outside_them_under_autocast():
         _, ledger = _compile_and_run(model, torch.randn(3, 8))
     assert not ledger.refused
     assert any("/fw/region[gate]/" in name for name in ledger.region_code)
+
+
+@torch.library.custom_op("lite_models_test::column_major", mutates_args=())
+def _column_major(x: torch.Tensor) -> torch.Tensor:
+    return (x * 2).t().contiguous().t()  # the real kernel returns a column-major tensor ...
+
+
+@_column_major.register_fake
+def _(x):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)  # ... its fake one does not
+
+
+def test_a_region_input_laid_out_unlike_its_fake_value_is_copied_into_place():
+    """An ATen kernel outside a region may lay out its output unlike its meta kernel (torchvision's
+    Swin does this in training); the region's code asserts the fake strides, so the input is
+    copied into that layout (same values) instead of the call failing."""
+    def fn(x):
+        y = torch.ops.lite_models_test.column_major(x)
+        with lite_compiler.region(id="after"):
+            return y.cos() + 1
+
+    x = torch.randn(4, 6)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="lite", fullgraph=True)
+    torch.testing.assert_close(compiled(x), fn(x))
+    torch.testing.assert_close(compiled(x), fn(x))  # later calls take the same path
+    assert any("region[after]" in name for name in lite_compiler.last_ledger().region_code)
