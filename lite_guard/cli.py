@@ -45,19 +45,24 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lite_guard {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands = command_entry_points()
-    named = next((a for a in (argv or []) if not a.startswith("-")), None)
+    argv = argv or []
+    named = next((a for a in argv if not a.startswith("-")), None)
+    # Only the help screen needs every command's options and description; --version none.
+    wanted = {named} if named in commands else set() if "--version" in argv else set(commands)
     for name, entry_point in commands.items():
-        if named in commands and name != named:
+        if name not in wanted:
             subparsers.add_parser(name)  # listed, so argparse still knows the name
             continue
         try:
             register = entry_point.load()
-        except ImportError as exc:
-            # trace and fuzz need torch, an optional dependency: say so instead of a traceback.
+        except Exception as exc:  # noqa: BLE001  (one line for people, whatever it was)
+            # trace and fuzz need torch, an optional dependency, and import the compiler, which
+            # checks torch and the registries at import: say what failed instead of a traceback.
+            reason = f"{type(exc).__name__}: {exc}"
             if name == named:
-                raise CommandUnavailable(f"lite_guard {name}: cannot load the command ({exc});"
+                raise CommandUnavailable(f"lite_guard {name}: cannot load the command ({reason});"
                                          f" install torch {SUPPORTED_TORCH_TEXT} or reinstall lite-guard")
-            subparsers.add_parser(name, help=f"(unavailable: {exc})")
+            subparsers.add_parser(name, help=f"(unavailable: {reason})")
             continue
         register(subparsers)
     return parser

@@ -154,11 +154,13 @@ def test_each_package_contributes_its_own_subcommands():
         "trace": "lite_compiler", "fuzz": "lite_compiler"}
 
 
-def test_check_command_loads_without_torch():
-    # The shell loads only the command asked for: `lite_guard check` never pays for torch.
+@pytest.mark.parametrize("argv", [["check", "--help"], ["registry", "list"], ["--version"]])
+def test_the_shell_loads_only_the_command_asked_for(argv):
+    # `lite_guard check` (or --version) never pays for importing the compiler and torch.
     code = ("import sys\nfrom lite_guard.cli import build_parser\n"
-            "build_parser(['check', '--help'])\n"
-            "assert 'torch' not in sys.modules, 'torch was imported'\n")
+            f"build_parser({argv!r})\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n"
+            "assert 'lite_compiler' not in sys.modules, 'lite_compiler was imported'\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
