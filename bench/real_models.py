@@ -78,6 +78,7 @@ def measure_all(names: list[str], device: str, timeout: float, out: Path,
         start = time.perf_counter()
         result = _run_worker(name, device, timeout)
         result["seconds"] = round(time.perf_counter() - start, 1)
+        result["commit"] = _commit()
         print(f"{name}: {result['seconds']} s" + (f" ({result['error']})" if "error" in result else ""),
               file=sys.stderr, flush=True)
         results.append(result)
@@ -86,6 +87,12 @@ def measure_all(names: list[str], device: str, timeout: float, out: Path,
         data = _document(results, device)
         out.write_text(json.dumps(data, indent=1) + "\n")
     return data
+
+
+def _commit() -> str:
+    dirty = _git("status", "--porcelain", "--", "lite_compiler", "lite_guard")
+    commit = _git("rev-parse", "--short", "HEAD") or os.environ.get("LITE_BENCH_COMMIT", "unknown")
+    return commit + (" (with uncommitted compiler edits)" if dirty else "")
 
 
 def _case_names() -> list[str]:
@@ -99,12 +106,11 @@ def _document(results: list[dict], device: str) -> dict:
 
     from bench.real_model_zoo import UNBUILDABLE
 
-    dirty = _git("status", "--porcelain", "--", "lite_compiler", "lite_guard")
-    commit = _git("rev-parse", "--short", "HEAD") or os.environ.get("LITE_BENCH_COMMIT", "unknown")
+    commits = sorted({r.get("commit", "") for r in results} - {""})
     return {
         "meta": {
             "command": "python bench/real_models.py " + " ".join(sys.argv[1:]),
-            "commit": commit + (" (with uncommitted compiler edits)" if dirty else ""),
+            "commit": ", ".join(commits) or _commit(),
             "torch": torch.__version__, "device": device, "python": platform.python_version(),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "versions": _library_versions(),
@@ -140,7 +146,7 @@ def _cell(result: dict | None, reference_only: bool = False) -> str:
 def render(data: dict) -> str:
     meta = data["meta"]
     lines = [
-        f"Command: `{meta['command']}` on {meta['commit']}; torch {meta['torch']}, device"
+        f"Command: `{meta['command']}` on commit {meta['commit']}; torch {meta['torch']}, device"
         f" {meta['device']} ({meta['machine']}); "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",
@@ -161,6 +167,9 @@ def render(data: dict) -> str:
         if not result.get("rows"):
             lines.append(f"| {result['model']} | - | - | {result.get('error', 'no result')} | | |")
             continue
+        if "," in meta["commit"] and result.get("commit"):
+            result = {**result, "rows": [{**row, "model": f"{row['model']} ({result['commit']})"}
+                                         for row in result["rows"]]}
         for row in result["rows"]:
             for key, variant in (("ours", "lite"), ("upstream", "upstream_lite")):
                 counts[key][1] += 1
@@ -210,7 +219,10 @@ def main() -> int:
             return 2
         out = args.json or REPO / "bench" / "results" / f"real_models_{args.device}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        kept = json.loads(out.read_text())["results"] if args.update and out.exists() else []
+        kept = []
+        if args.update and out.exists():
+            earlier = json.loads(out.read_text())
+            kept = [{"commit": earlier["meta"]["commit"], **r} for r in earlier["results"]]
         data = measure_all(names, args.device, args.timeout, out, kept)
         print(f"wrote {out}", file=sys.stderr)
     section = render(data)
