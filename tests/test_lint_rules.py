@@ -402,6 +402,19 @@ def test_third_party_pass_named_like_a_torch_pass_is_not_silenced_by_torchs_entr
     assert [f.name for f in report.findings] == ["vllmx.compilation.third_party:fx_graph_cse"]
 
 
+def test_lint_names_the_example_passes_as_the_guards_registry_does():
+    # examples/opt_in_bucketing/lite_guard.toml is the registry the runtime guard is run with
+    # (tests/test_distributed.py): the lint must ask for exactly those identities.
+    import tomllib
+
+    example = Path(__file__).parent.parent / "examples" / "opt_in_bucketing"
+    registered = {e["name"] for e in tomllib.loads((example / "lite_guard.toml").read_text())["pass"]}
+    found = lint_paths([example / "bucketing_pass.py"], VOCAB, jobs=1).findings
+    assert {f.name for f in found} == registered
+    clean = Registry.from_files([BASES, VOCABULARY, example / "lite_guard.toml"])
+    assert lint_paths([example / "bucketing_pass.py"], clean, jobs=1).findings == []
+
+
 # ---- inside torch: torch names (tests/lint_fixtures/torch_like) -----------------------------
 
 TORCH_LIKE = FIXTURES / "torch_like" / "torch"
