@@ -5,7 +5,8 @@
         assert_lite_bitwise(MyBlock(), torch.randn(4, 8))
 
 The fixture compiles under ``backend="lite"`` and ``aot_eager`` and asserts bit-equality; the
-marker's keyword arguments become its defaults. Importing this plugin does not import torch.
+marker's keyword arguments become its defaults. It lives in lite_compiler (the layer it tests),
+so loading it imports lite_compiler, and torch with it, when pytest starts.
 """
 
 from __future__ import annotations
