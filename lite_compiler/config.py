@@ -142,7 +142,12 @@ def value_has_type(value: Any, expected: Any) -> bool:
 
 
 def type_name(expected: Any) -> str:
-    return getattr(expected, "__name__", None) or str(expected).replace("typing.", "")
+    """``bool``, ``int | None``, ``Optional[Literal['assert', 'log']]``: how torch wrote it."""
+    import typing
+
+    if typing.get_origin(expected) is None and isinstance(expected, type):
+        return expected.__name__
+    return str(expected).replace("typing.", "")
 
 
 def user_settings_overridden(patch: dict[str, Any]) -> list[tuple[str, Any, Any]]:
