@@ -260,7 +260,7 @@ class _Check:
         if is_torch_module(real_module(module)):
             # Torch's unnamed pattern passes are registered by variable, as spelled before
             # identities were qualified: "patterns", "joint_graph.patterns", "post_grad.f.x".
-            stem = module.rsplit(".", 1)[-1]
+            stem = real_module(module).rsplit(".", 1)[-1]
             function = site["scope"].rsplit(".", 1)[-1] if site["scope"] else ""
             spellings = [s for s in (var, f"{stem}.{var}" if var else "",
                                      f"{stem}.{function}.{var}" if var and function else "")
