@@ -43,7 +43,13 @@ class Hook:
             return True
         module, key = self.when
         config = importlib.import_module(_CONFIG_MODULES.get(module, module))
-        return bool(functools.reduce(getattr, key.split("."), config))
+        return bool(functools.reduce(_config_step, key.split("."), config))
+
+
+def _config_step(owner: Any, part: str) -> Any:
+    """One step of a dotted ``when`` key: a nested config class, or a key of a dict-valued option
+    (``post_grad_fusion_options.activation_quantization_aten_pass``)."""
+    return owner.get(part) if isinstance(owner, dict) else getattr(owner, part)
 
 
 def hook_table(registry: Any) -> tuple[Hook, ...]:
@@ -161,8 +167,7 @@ def _observer_stage(observer: Any) -> str:
     return "lowering"
 
 
-def _observer_methods(original_enter: Callable[..., Any],
-                      original_exit: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+def _observer_enter(original_enter: Callable[..., Any]) -> Callable[..., Any]:
     def __enter__(self: Any) -> Any:
         if guard.current_session() is None:
             return original_enter(self)
@@ -173,6 +178,10 @@ def _observer_methods(original_enter: Callable[..., Any],
         self._lite_record, self._lite_start = record, time.perf_counter()
         return original_enter(self)
 
+    return __enter__
+
+
+def _observer_exit(original_exit: Callable[..., Any]) -> Callable[..., Any]:
     def __exit__(self: Any, *exc: Any) -> Any:
         record = getattr(self, "_lite_record", None)
         if record is not None:
@@ -184,7 +193,7 @@ def _observer_methods(original_enter: Callable[..., Any],
             effect.__exit__(None, None, None)
         return result
 
-    return __enter__, __exit__
+    return __exit__
 
 
 def _pattern_apply(original_apply: Callable[..., Any]) -> Callable[..., Any]:
@@ -239,12 +248,23 @@ def _patch(owner: Any, attr: str, new: Any) -> None:
     setattr(owner, attr, new)
 
 
-def _wrap(owner: Any, attr: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+def _wrap(owner: Any, attr: str, make: Callable[[Callable[..., Any]], Callable[..., Any]],
+          key: Any = None) -> None:
+    """Patch ``owner.attr`` with ``make(original)``. The wrapper made for an original is kept
+    (by ``key``) and reused at the next install: every compile opens sessions, and building
+    ~30 wrappers each time was most of the guard's install cost."""
     raw = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
-    if isinstance(raw, staticmethod):
-        _patch(owner, attr, staticmethod(make(raw.__func__)))
-    else:
-        _patch(owner, attr, make(raw))
+    cache_key = (owner, attr, key)
+    cached = _WRAPPERS.get(cache_key)
+    if cached is not None and cached[0] is raw:
+        _patch(owner, attr, cached[1])
+        return
+    new = staticmethod(make(raw.__func__)) if isinstance(raw, staticmethod) else make(raw)
+    _WRAPPERS[cache_key] = (raw, new)
+    _patch(owner, attr, new)
+
+
+_WRAPPERS: dict[tuple[Any, str, Any], tuple[Any, Any]] = {}
 
 
 def _install(registry: Any) -> None:
@@ -252,7 +272,7 @@ def _install(registry: Any) -> None:
         registry = _shipped_registry()
     _PATCH_ON_IMPORT.registry = registry
     for hook in hook_table(registry):
-        patch = functools.partial(_wrap, make=lambda fn, hook=hook: guarded(fn, hook))
+        patch = functools.partial(_wrap, make=lambda fn, hook=hook: guarded(fn, hook), key=hook)
         try:
             owner, attr = resolve(hook.target, imported_only=True)
         except NotImportedYet:
@@ -266,12 +286,11 @@ def _install(registry: Any) -> None:
     from torch._inductor.pattern_matcher import PatternMatcherPass
     from torch.fx.passes.graph_transform_observer import GraphTransformObserver
 
-    enter, exit_ = _observer_methods(GraphTransformObserver.__enter__, GraphTransformObserver.__exit__)
-    _patch(GraphTransformObserver, "__enter__", enter)
-    _patch(GraphTransformObserver, "__exit__", exit_)
+    _wrap(GraphTransformObserver, "__enter__", _observer_enter)
+    _wrap(GraphTransformObserver, "__exit__", _observer_exit)
     _wrap(PatternMatcherPass, "apply", _pattern_apply)
     for probe in effects.PROBES:
-        patch = functools.partial(_wrap, make=probe.make)
+        patch = functools.partial(_wrap, make=probe.make, key=probe.target)
         try:
             owner, attr = resolve(probe.target, imported_only=True)
         except NotImportedYet:

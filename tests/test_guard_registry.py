@@ -57,11 +57,15 @@ def test_every_hook_entry_resolves_on_the_installed_torch():
 
 
 def _when_on(entry):
-    """A config patch that makes the hook's ``when`` condition true."""
+    """A config patch that makes the hook's ``when`` condition true: the key itself, or an entry
+    of a dict-valued option (``post_grad_fusion_options.activation_quantization_aten_pass``)."""
     if not entry.when:
         return {}
     module, key = entry.when_key
-    return {key: True} if module == "inductor" else {}
+    if module != "inductor" or key in torch._inductor.config._config:
+        return {key: True} if module == "inductor" else {}
+    option, _, item = key.partition(".")
+    return {option: {item: {"enabled": True}}}
 
 
 def test_every_hooked_pass_the_registry_keeps_out_of_lite_is_refused_before_it_runs():
