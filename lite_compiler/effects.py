@@ -179,6 +179,8 @@ class EffectState:
     rows: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
     # Scheduler operation names that registered passes removed (dead-node elimination).
     removed: set[str] = field(default_factory=set)
+    # Registered reorders allowed to run in the scheduler now being built (reorders on).
+    reorders: list[str] = field(default_factory=list)
 
     def expect(self, graph: Any, where: str, fp: Fingerprint | None = None) -> Fingerprint:
         fp = fingerprint(graph, cache=self.rows) if fp is None else fp
@@ -254,6 +256,13 @@ def scheduler_pass_effect(name: str, scheduler: Any, record: Any) -> Callable[[]
                 record.effect = f"removed {len(removed)} node(s): {', '.join(sorted(removed)[:5])}"
 
     return after
+
+
+def note_reorder(name: str) -> None:
+    """An allowed registered reorder runs: the schedule's order is its to decide."""
+    state = _state()
+    if state is not None:
+        state.reorders.append(name)
 
 
 # ---- joint graph and partitioner (outside regions) --------------------------------------------
@@ -380,6 +389,9 @@ def check_schedule(lowered: list[str], scheduler: Any) -> None:
     if dropped:
         guard.refuse_effect("scheduler", f"node(s) {', '.join(dropped[:5])} vanished from the"
                             " schedule with no registered pass removing them")
+    if state.reorders:  # reorders on: the order is theirs (their ledger rows say so)
+        state.reorders.clear()
+        return
     # Fusion spans: a fused group covers the lowering positions between its first and last member;
     # overlapping spans merge. Inside a span fusion may reorder; spans keep lowering's order.
     spans = sorted((min(index[n] for n in g), max(index[n] for n in g)) for g in groups if g)
@@ -484,6 +496,9 @@ def _probe_scheduler(original: Callable[..., Any]) -> Callable[..., Any]:
         if _state() is None:
             return original(self, nodes)
         lowered = [n.get_operation_name() for n in nodes]
+        state = _state()
+        if state is not None:
+            state.reorders.clear()  # reorders noted while this scheduler is built count
         result = original(self, nodes)
         check_schedule(lowered, self)
         return result

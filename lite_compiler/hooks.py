@@ -37,6 +37,9 @@ class Hook:
     stage: str
     kind: str = "function"
     when: tuple[str, str] | None = None  # (config module, dotted key)
+    # Gated by a config the registry classifies as a reorder: when allowed to run, the schedule's
+    # order is its to change (the effect check then checks nodes, not order).
+    reorder: bool = False
 
     def enabled(self) -> bool:
         if self.when is None:
@@ -59,7 +62,8 @@ def hook_table(registry: Any) -> tuple[Hook, ...]:
     cached = _TABLES.get(id(registry))
     if cached is not None and cached[0] is registry:
         return cached[1]
-    table = tuple(Hook(e.hook, e.name, e.stage, e.kind, e.when_key) for e in registry.hooked_passes())
+    table = tuple(Hook(e.hook, e.name, e.stage, e.kind, e.when_key, _is_reorder(registry, e))
+                  for e in registry.hooked_passes())
     if len(_TABLES) > 8:
         _TABLES.clear()
     _TABLES[id(registry)] = (registry, table)
@@ -67,6 +71,16 @@ def hook_table(registry: Any) -> tuple[Hook, ...]:
 
 
 _TABLES: dict[int, tuple[Any, tuple[Hook, ...]]] = {}
+
+
+def _is_reorder(registry: Any, entry: Any) -> bool:
+    """A pass gated by a ``kind = "reorder"`` config (reorder_for_peak_memory, ...)."""
+    for key in entry.gated_by:
+        module, _, name = key.rpartition(":")
+        config = registry.get_config(name, module or "inductor")
+        if config is not None and config.kind == "reorder":
+            return True
+    return False
 
 
 class NotImportedYet(LookupError):
@@ -145,6 +159,8 @@ def guarded(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
         if guard.current_session() is None or not hook.enabled():
             return fn(*args, **kwargs)
         with guard.timed(hook.name, hook.stage, hook.kind) as record:
+            if hook.reorder:
+                effects.note_reorder(hook.name)
             if is_scheduler_method and args:
                 after = effects.scheduler_pass_effect(hook.name, args[0], record)
                 result = fn(*args, **kwargs)

@@ -239,3 +239,23 @@ def test_without_plants_the_same_model_compiles_and_matches_eager(planting):
     torch.testing.assert_close(b, ref_b)
     ledger = lite_compiler.last_ledger()
     assert not ledger.refused and {"fuse_nodes", "view_to_reshape"} <= set(ledger.names())
+
+
+def test_a_reorder_the_registry_allows_in_regions_runs_and_is_recorded(planting, tmp_path):
+    """The order check is for reorders off: a pass registered as a reorder (gated by a
+    kind = "reorder" config) and allowed in regions may reorder, and its ledger row says so."""
+    registry = tmp_path / "team.toml"
+    registry.write_text('[[pass]]\nname = "myproj.sched:reverse_independent_kernels"\nstage = "scheduler"\n'
+                        'lite = "region"\nkind = "scheduler"\n'
+                        'hook = "torch._inductor.scheduler:Scheduler.compute_last_usage"\n'
+                        'gated_by = ["reorder_for_peak_memory"]\nwhy = "reorders two independent kernels"\n')
+    planting.setenv("LITE_GUARD_REGISTRIES", str(registry))
+    plant = Plant(neutral=True)
+    _scheduler_last_step(planting, plant)
+    torch._dynamo.reset()
+    x, z = torch.randn(8, requires_grad=True), torch.randn(5)
+    out, b = torch.compile(model, backend="lite")(x, z)
+    assert plant.applied >= 1
+    assert torch.equal(b, model(x, z)[1])
+    rows = [e for e in lite_compiler.last_ledger() if e.name == "myproj.sched:reverse_independent_kernels"]
+    assert rows and all(e.allowed and "region[r]" in e.graph for e in rows)
