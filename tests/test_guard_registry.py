@@ -192,6 +192,15 @@ def test_inductor_custom_partitioner_is_identified_by_its_class_and_refused(user
     assert refused.value.pass_name == f"{HERE}:MyPartitioner"
 
 
+def test_allowed_custom_partitioner_is_a_clear_error_since_lite_never_calls_it(user_registry):
+    user_registry(f'[[pass]]\nname = "{HERE}:MyPartitioner"\nstage = "aot"\nlite = "always"\n'
+                  'kind = "custom_hook"\nwhy = "a partitioner"\n')
+    with torch._inductor.config.patch(custom_partitioner_fn=MyPartitioner()), \
+            pytest.raises(lite_compiler.LiteConfigError,
+                          match="custom_partitioner_fn is set, but lite mode never calls it"):
+        compile_lite(_region_fn, fullgraph=True)(torch.randn(8, requires_grad=True))
+
+
 def test_activation_quantization_in_the_partitioner_is_refused():
     options = {"activation_quantization_aten_pass": {"allowed_dtypes": "torch.float32", "size_in_mb": 0}}
     x = torch.randn(8, requires_grad=True)
