@@ -49,6 +49,8 @@ def pass_identity(custom_pass: Any) -> str:
     ``module:QualName`` of the function (or of the class, for an instance)."""
     from lite_guard.identity import pass_identity as identity
 
+    while isinstance(custom_pass, functools.partial):  # the pass is the function it wraps
+        custom_pass = custom_pass.func                  # (the lint names it so too)
     obj = custom_pass if callable(custom_pass) and hasattr(custom_pass, "__qualname__") \
         else type(custom_pass)
     module = getattr(obj, "__module__", None) or "<unknown>"

@@ -143,6 +143,11 @@ class UnregisteredPass(IndexRule):
                 '    PASS_KEY = "post_grad_custom_post_pass"\n    inductor_config[PASS_KEY] = my_pass',
                 line=9, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
                                      "post_grad", "function")),
+        # functools.partial(f, ...) is f (the runtime guard unwraps it the same way).
+        Example(_IMPORTS + 'import functools\ndef my_pass(g, scale):\n    pass\n'
+                'config.post_grad_custom_post_pass = functools.partial(my_pass, scale=2)',
+                line=8, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
+                                     "post_grad", "function")),
         # A config the registry's inventory classifies as a custom hook, dict-valued.
         Example(_IMPORTS + 'def spyre_pass(g):\n    pass\n'
                 'config.custom_backend_passes["spyre"] = spyre_pass',
