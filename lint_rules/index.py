@@ -32,6 +32,7 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
     assigns              scope ("" = module, else a function qualname) -> name -> expression
     sites                observer / pattern-pass calls ("ctor") and hook installs ("hook")
     calls                pipeline root qualname -> the calls in its body (LG005)
+    returns              function qualname -> names / constructors it returns (factories)
     suppress             line -> text, for lines carrying a lite-guard / noqa comment
 """
 
@@ -48,7 +49,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 3  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 4  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
@@ -301,6 +302,9 @@ class _Extractor(ast.NodeVisitor):
                          node.args.vararg, node.args.kwarg]:
             if argument is not None:
                 self.summary["assigns"].setdefault(qualname, {})[argument.arg] = ["param"]
+        returns = _returned(node, self)
+        if returns:  # what a factory returns, so ``hook = make_pass()`` names the pass
+            self.summary.setdefault("returns", {})[qualname] = returns
         root = f"{self.module}:{qualname}" in self.vocab.roots
         if root:
             self.summary["calls"][qualname] = [
@@ -631,6 +635,29 @@ def _comp_binds(node: ast.AST, extractor: _Extractor, depth: int) -> list:
         if isinstance(generator.target, ast.Name):
             binds.append([generator.target.id, extractor.expr(generator.iter, depth)])
     return binds
+
+
+def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extractor") -> list:
+    """The names and constructors a function returns (``return Pass()``, ``return fn``), found
+    by walking statements only (no expression is walked: cheap enough for every function)."""
+    found: list = []
+    stack: list[ast.stmt] = list(node.body)
+    while stack and len(found) < 4:
+        statement = stack.pop()
+        if isinstance(statement, ast.Return) and statement.value is not None:
+            value = statement.value
+            if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+                callee = extractor.expr(value.func)
+                found.append(["call", callee, [extractor.expr(value.args[0])] if
+                              _last(value.func) == "partial" and value.args else [], {}])
+            elif isinstance(value, (ast.Name, ast.Attribute)) and _dotted(value):
+                found.append(["n", _dotted(value)])
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for name in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(statement, name, None) or [])
+            for handler in getattr(statement, "handlers", None) or []:
+                stack.extend(handler.body)
+    return found
 
 
 def _walk_calls(node: ast.AST) -> Iterator[ast.Call]:
@@ -1056,6 +1083,10 @@ class Index:
                 return [("instance", ref[1], ref[2])]
             if ref[0] == "ext" and ref[2]:
                 return [("instance", ref[1], ref[2])]  # outside the tree: named as imported
+            if ref[0] == "func":  # a factory: what it returns
+                made = self._returned_values(ref[1], ref[2], d)
+                if made:
+                    return made
             return [Unresolved(_text(expr))]
         if kind == "sub":  # PASSES["name"], PASSES a dict literal
             key = expr[2]
@@ -1067,6 +1098,18 @@ class Index:
                             return self.values(ref[1], ref[2], v, _klass(ref), None, d)
             return [Unresolved(_text(expr))]
         return [Unresolved(_text(expr))]
+
+    def _returned_values(self, module: str, qualname: str, depth: int) -> list:
+        summary = self.module(module)
+        returns = (summary or {}).get("returns", {}).get(qualname)
+        if not returns:
+            return []
+        owner = qualname.rpartition(".")[0]
+        klass = owner if owner in summary["classes"] else ""
+        values: list = []
+        for expr in returns:
+            values += self.values(module, qualname, expr, klass, None, depth + 1)
+        return values
 
     def _ref_values(self, ref: Ref, expr: list, depth: int) -> list:
         kind = ref[0]

@@ -143,6 +143,11 @@ class UnregisteredPass(IndexRule):
                 '    PASS_KEY = "post_grad_custom_post_pass"\n    inductor_config[PASS_KEY] = my_pass',
                 line=9, message=_msg("example:my_pass", "installed in post_grad_custom_post_pass",
                                      "post_grad", "function")),
+        # A factory's result is what it returns: an instance, named by its class.
+        Example(_IMPORTS + 'class Strip:\n    def __call__(self, g):\n        return g\n'
+                'def make_pass():\n    return Strip()\nconfig.post_grad_custom_post_pass = make_pass()',
+                line=10, message=_msg("example:Strip", "installed in post_grad_custom_post_pass",
+                                      "post_grad", "class")),
         # functools.partial(f, ...) is f (the runtime guard unwraps it the same way).
         Example(_IMPORTS + 'import functools\ndef my_pass(g, scale):\n    pass\n'
                 'config.post_grad_custom_post_pass = functools.partial(my_pass, scale=2)',
