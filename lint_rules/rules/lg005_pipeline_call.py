@@ -12,7 +12,9 @@ How a call is named (the identity the registry is asked for, ``lite_guard.identi
 resolved through the index to a torch definition is its torch name (the function or method name);
 one resolved outside torch is qualified (``builtins:isinstance``, ``functools:partial``); a
 method of a value the index cannot follow (``gm.graph.eliminate_dead_code``) is, in torch code,
-its method name. A call made on an observer or pattern pass (``GraphTransformObserver(gm,
+its method name (outside torch it is qualified by where it is called,
+``myproj.passes:run.gm.graph.eliminate_dead_code``, so it cannot borrow a torch helper's entry).
+A call made on an observer or pattern pass (``GraphTransformObserver(gm,
 "x").apply_graph_pass(f)``) is covered by that pass's own name (LG001 checks it); calls inside
 the lambdas handed to it run under that name too (they are not in the root's own body).
 
@@ -63,6 +65,21 @@ source = "torch/_inductor/fx_passes/post_grad.py"
 why = "registers the pattern tables once; transforms nothing"
 """
 _PATH = "torch/_inductor/fx_passes/post_grad.py"
+# A project's own pipeline; torch's helper named eliminate_dead_code must not cover its calls.
+_USER_ROOT = """
+[[pipeline]]
+root = "myproj.passes:run"
+stage = "post_grad"
+why = "the project's pass manager"
+
+[[pass]]
+name = "eliminate_dead_code"
+stage = "aot"
+kind = "helper"
+lite = "always"
+source = "torch/_functorch/partitioners.py"
+why = "torch.fx DCE inside the partitioners, as under aot_eager"
+"""
 
 
 class UnregisteredPipelineCall(IndexRule):
@@ -110,6 +127,12 @@ class UnregisteredPipelineCall(IndexRule):
                 " entry names; a step of a pass pipeline must be registered: [[pass]] name ="
                 ' "fuse_rope_v3", stage = "post_grad", lite = "never", kind = "helper", source ='
                 ' "torch/_inductor/fx_passes/fuse.py"'),
+        Example("def run(gm):\n    gm.graph.eliminate_dead_code()\n", path="myproj/passes.py",
+                registry=_REGISTRY + _USER_ROOT, line=2,
+                message="'myproj.passes:run' calls 'myproj.passes:run.gm.graph.eliminate_dead_code',"
+                " which no registry entry names; a step of a pass pipeline must be registered:"
+                ' [[pass]] name = "myproj.passes:run.gm.graph.eliminate_dead_code", stage ='
+                ' "post_grad", lite = "never", kind = "helper", source = "myproj/passes.py"'),
         Example("def rewrite(gm):\n    pass\n", path="torch/_inductor/fx_passes/new_rewrite.py",
                 registry=_REGISTRY, line=1,
                 message="module 'torch/_inductor/fx_passes/new_rewrite.py' is in the FX pass package"
@@ -164,6 +187,11 @@ class UnregisteredPipelineCall(IndexRule):
         if "." not in text and hasattr(builtins, text):
             name = qualified_name("builtins", text)  # not defined or imported here: Python's own
             return False, name, [name], ""
+        if not is_torch_module(module):
+            # Outside torch a method of a value we cannot follow is named where it is called,
+            # so it can never borrow the entry of a torch helper that shares its method name.
+            name = qualified_name(module, f"{scope}.{text}")
+            return False, name, [name], ""
         return False, leaf, [leaf, text], ""
 
     @classmethod
@@ -202,13 +230,16 @@ class UnregisteredPipelineCall(IndexRule):
 
 
 def fx_pass_packages(registry) -> set[str]:
-    """Packages that hold FX-stage pipeline roots and no other kind (torch._inductor.fx_passes;
-    not torch._inductor, which also holds the scheduler's)."""
+    """torch packages that hold FX-stage pipeline roots and no other kind
+    (torch._inductor.fx_passes; not torch._inductor, which also holds the scheduler's)."""
     def package(pipeline) -> str:
         return pipeline.root.partition(":")[0].rpartition(".")[0]
 
     fx = {package(p) for p in registry.pipelines if p.stage in FX_STAGES}
-    return fx - {package(p) for p in registry.pipelines if p.stage not in FX_STAGES}
+    # torch's only: a project that declares its own pipeline registers its passes, but is not
+    # asked to give every module of its package a registry source.
+    return {p for p in fx - {package(p) for p in registry.pipelines if p.stage not in FX_STAGES}
+            if is_torch_module(p)}
 
 
 def _registered(registry, name: str) -> bool:
