@@ -113,6 +113,20 @@ def test_no_import_goes_up_a_layer():
     assert upward == [], "imports that go up (or sideways) a layer:\n" + "\n".join(upward)
 
 
+def test_the_packages_import_nothing_from_the_repo_around_them():
+    # bench/, tests/, tools/ and examples/ sit on top: an installed package cannot reach them.
+    above = {"bench", "tests", "tools", "examples", "compiler_models", "distributed_harness",
+             "distributed_train"}
+    found = []
+    for name, path in module_files().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names
+                      if n.split(".")[0] in above]
+    assert found == [], "package modules importing repo scripts:\n" + "\n".join(found)
+
+
 def test_no_module_import_circles():
     graph = networkx.DiGraph()
     graph.add_nodes_from(module_files())
