@@ -136,10 +136,10 @@ def test_project_registry_path_that_does_not_exist_exits_2(tmp_path):
     assert "missing.toml:0: registry file does not exist" in result.stderr
 
 
-def test_registry_show_unknown_name_exits_1_with_did_you_mean(tmp_path):
+def test_registry_show_unknown_name_is_one_stderr_line_exit_2_with_did_you_mean(tmp_path):
     result = run_cli("registry", "show", "use_dc", cwd=tmp_path)
-    assert result.returncode == 1
-    assert "did you mean: use_dce" in result.stdout
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "did you mean: use_dce" in result.stderr
 
 
 def test_registry_list_filters_by_stage_and_flag(tmp_path):
