@@ -759,6 +759,7 @@ class Index:
         self._allow_external = external
         self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
         self._pass_bases: dict[tuple[str, str, str], str | None] = {}
+        self._lookups: dict[tuple[str, str], Ref] = {}
 
     # ---- modules -------------------------------------------------------------------------
     def module(self, name: str) -> dict | None:
@@ -784,7 +785,17 @@ class Index:
 
     # ---- names ---------------------------------------------------------------------------
     def lookup(self, module: str, name: str, depth: int = 0) -> Ref:
-        """``name`` in the namespace of ``module``."""
+        """``name`` in the namespace of ``module`` (memoized: a large package's re-exports are
+        followed once per name, not once per class that derives from one of them)."""
+        key = (module, name)
+        found = self._lookups.get(key)
+        if found is None:
+            self._lookups[key] = ("unknown", f"{module}.{name}")  # a cycle ends here
+            found = self._lookup(module, name, depth)
+            self._lookups[key] = found
+        return found
+
+    def _lookup(self, module: str, name: str, depth: int = 0) -> Ref:
         summary = self.module(module)
         if summary is None:
             return ("ext", module, name)
