@@ -53,7 +53,8 @@ BASE_ROLES = ("pass_class", "observer", "pattern_pass")
 SHIPPED_DIR = Path(__file__).parent / "registries"
 
 _PASS_FIELDS = {"name", "stage", "lite", "gated_by", "kind", "hook", "when", "torch", "source", "why"}
-_CONFIG_FIELDS = {"key", "module", "kind", "type", "lite_value", "region", "torch", "why"}
+# lite_null = true: lite mode forces None (TOML has no null; torch's "automatic" defaults are None).
+_CONFIG_FIELDS = {"key", "module", "kind", "type", "lite_value", "lite_null", "region", "torch", "why"}
 _PIPELINE_FIELDS = {"root", "stage", "torch", "why"}
 _BASE_FIELDS = {"name", "role", "name_arg", "name_position", "torch", "why"}
 _TABLES = ("pass", "config", "pipeline", "base")
@@ -601,9 +602,17 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
                           required=False) or "inductor"
     kind = _require_str(path, raw, "kind", line, lines, choices=CONFIG_KINDS,
                         required=False) or "pass_gate"
+    lite_null = raw.get("lite_null", False)
+    if not isinstance(lite_null, bool) or lite_null and "lite_value" in raw:
+        raise RegistryError(path, _field_line(lines, line, "lite_null"),
+                            f"config '{key}': lite_null must be true (lite mode forces None) or"
+                            " absent, and never beside a lite_value")
+    if lite_null:
+        raw = {**raw, "lite_value": None}
     if kind in FORCED_CONFIG_KINDS and "lite_value" not in raw:
         raise RegistryError(path, line, f"config '{key}' (kind = \"{kind}\") has no 'lite_value';"
-                            " add the value lite mode forces, e.g. lite_value = false")
+                            " add the value lite mode forces, e.g. lite_value = false (lite_null ="
+                            " true forces None)")
     if kind in FREE_CONFIG_KINDS and "lite_value" in raw:
         raise RegistryError(path, _field_line(lines, line, "lite_value"),
                             f"config '{key}' is kind = \"{kind}\", which lite mode does not force;"

@@ -277,6 +277,22 @@ def test_pipelines_bases_hooks_and_custom_hooks_load(tmp_path):
     assert [b.name_position for b in registry.bases_by_role("observer")] == [1]
 
 
+def test_lite_null_forces_none_where_toml_has_no_null(tmp_path):
+    path = write(tmp_path, '[[config]]\nkey = "cpp.inject_relu_bug_TESTING_ONLY"\nkind = "numerics"\n'
+                           'type = "str|none"\nlite_null = true\n')
+    entry = Registry.from_files([path]).get_config("cpp.inject_relu_bug_TESTING_ONLY")
+    assert entry.forced and entry.lite_value is None
+    assert entry.region_allows("compile_error")[0] is False and entry.region_allows(None) == (True, "")
+
+
+def test_lite_null_beside_a_lite_value_is_refused(tmp_path):
+    path = write(tmp_path, '[[config]]\nkey = "k"\nkind = "numerics"\ntype = "str|none"\n'
+                           'lite_null = true\nlite_value = "x"\n')
+    with pytest.raises(RegistryError) as error:
+        Registry.from_files([path])
+    assert str(error.value).startswith(f"{path}:5: config 'k': lite_null must be true")
+
+
 def test_region_policy_forced_free_and_listed(tmp_path):
     path = write(tmp_path, textwrap.dedent('''\
         [[config]]
