@@ -123,6 +123,7 @@ class LiteCompiler:
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config=self.inductor_config)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
+                self.effects.reset()
             self.ledger.graph_code[name] = gm.code
             compiled = boxed_nop(gm, example_inputs)
             if self.graphs is not None:
@@ -140,6 +141,7 @@ class LiteCompiler:
             with guard.timed("min_cut_rematerialization_partition", "aot"):
                 fw_module, bw_module = min_cut_rematerialization_partition(joint, *args, **kwargs)
             check_partition(joint_rows, (fw_module, bw_module))
+            self.effects.reset()
             return fw_module, bw_module
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:

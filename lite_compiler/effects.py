@@ -182,6 +182,14 @@ class EffectState:
     # Registered reorders allowed to run in the scheduler now being built (reorders on).
     reorders: list[str] = field(default_factory=list)
 
+    def reset(self) -> None:
+        """A stage is done: drop its graphs (the compiled function outlives the compile, and
+        these would keep the joint and region graphs alive with it)."""
+        self.expected.clear()
+        self.rows.clear()
+        self.removed.clear()
+        self.reorders.clear()
+
     def expect(self, graph: Any, where: str, fp: Fingerprint | None = None) -> Fingerprint:
         fp = fingerprint(graph, cache=self.rows) if fp is None else fp
         self.expected[id(graph)] = (graph, fp, where)  # the graph itself keeps its id unique
