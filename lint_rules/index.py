@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 4  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 5  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
@@ -432,7 +432,9 @@ class _Extractor(ast.NodeVisitor):
                 and target.value.id in ("self", "cls"):
             klass = self._method_class()
             if klass is not None:
-                klass["attrs"].setdefault(target.attr, [self.scope, self.expr(value)])
+                kept = _attribute_value(self.expr(value))
+                if kept is not None:
+                    klass["attrs"].setdefault(target.attr, [self.scope, kept])
         elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
                 and len(target.elts) == len(value.elts):
             for inner_target, inner_value in zip(target.elts, value.elts):
@@ -637,6 +639,22 @@ def _comp_binds(node: ast.AST, extractor: _Extractor, depth: int) -> list:
         if isinstance(generator.target, ast.Name):
             binds.append([generator.target.id, extractor.expr(generator.iter, depth)])
     return binds
+
+
+def _attribute_value(expr: list) -> list | None:
+    """What to keep of ``self.x = <expr>``: what can name a pass or flow into a hook (a name, a
+    string, a constructor, a container of those), compactly; None for the rest (``None``,
+    numbers, arithmetic), so a later, meaningful assignment of the same attribute is kept."""
+    kind = expr[0]
+    if kind in ("s", "g", "n", "lambda"):
+        return expr
+    if kind == "call":  # the callee is what matters (a partial: the function it wraps)
+        first = [expr[2][0]] if expr[1][0] == "n" and expr[1][1].endswith("partial") and expr[2] \
+            else []
+        return ["call", expr[1], first, {}]
+    if kind in ("l", "d", "k", "sub"):
+        return expr if len(repr(expr)) < 600 else None
+    return None
 
 
 def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extractor") -> list:
