@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 5  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 6  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
@@ -423,7 +423,7 @@ class _Extractor(ast.NodeVisitor):
 
     def _assign(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> None:
         if isinstance(target, ast.Name):
-            self._bind(target.id, self.expr(value))
+            self._bind(target.id, _binding_value(self.expr(value)))
             callee = value.args[0] if isinstance(value, ast.Call) and _last(value.func) == "partial" \
                 and value.args else value
             if isinstance(callee, (ast.Name, ast.Attribute)) and _last(callee) in self.watched:
@@ -655,6 +655,15 @@ def _attribute_value(expr: list) -> list | None:
     if kind in ("l", "d", "k", "sub"):
         return expr if len(repr(expr)) < 600 else None
     return None
+
+
+def _binding_value(expr: list) -> list:
+    """What to keep of ``x = <expr>``: all of it, but a call by its callee (and a partial's
+    function) and a large literal as opaque, so a cached summary stays small."""
+    kept = _attribute_value(expr)
+    if kept is not None:
+        return kept
+    return expr if expr[0] in ("none", "c", "?") else ["?", expr[0]]
 
 
 def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extractor") -> list:
