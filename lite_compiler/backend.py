@@ -119,7 +119,7 @@ class LiteCompiler:
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
                 self._run_always_custom_passes(gm, "post_grad")
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
-                outer = outer_fingerprint(gm.graph, is_region_node)
+                outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config=self.inductor_config)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")

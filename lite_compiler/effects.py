@@ -175,8 +175,10 @@ class EffectState:
     """The fingerprint each tracked graph must have when the next pass (or stage) looks at it."""
 
     expected: dict[int, tuple[Any, Fingerprint, str]] = field(default_factory=dict)
-    # Fingerprint rows by node, reused while the node is unchanged (see fingerprint()).
+    # Fingerprint rows by node, reused while the node is unchanged (see fingerprint()); the
+    # outside-regions rows (region inputs renamed) apart.
     rows: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
+    outer_rows: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
     # Scheduler operation names that registered passes removed (dead-node elimination).
     removed: set[str] = field(default_factory=set)
     # Registered reorders allowed to run in the scheduler now being built (reorders on).
@@ -187,6 +189,7 @@ class EffectState:
         these would keep the joint and region graphs alive with it)."""
         self.expected.clear()
         self.rows.clear()
+        self.outer_rows.clear()
         self.removed.clear()
         self.reorders.clear()
 
@@ -341,22 +344,37 @@ def _args_text(node: Any) -> str:
 
 # ---- outside regions: the graph that runs is the graph AOTAutograd produced -------------------
 
-def outer_fingerprint(graph: Any, is_region_node: Callable[[Any], bool]) -> Fingerprint:
+def outer_fingerprint(graph: Any, is_region_node: Callable[[Any], bool],
+                      cache: dict[Any, tuple[Any, ...]] | None = None) -> Fingerprint:
     """The graph minus its regions: region nodes are left out and inputs from them read
-    ``%<region>``, so scooping regions into compiled calls leaves this unchanged."""
+    ``%<region>``, so scooping regions into compiled calls leaves this unchanged. ``cache``:
+    rows of unchanged nodes are reused (scooping replaces the args of every node that reads a
+    region, so a reused row never hides a change)."""
     region = {n for n in graph.nodes if is_region_node(n)}  # once: the test recurses
 
     def rename(node: Any) -> str:
         return "<region>" if node in region else node.name
 
-    return tuple(node_row(n, rename) for n in graph.nodes if n not in region)
+    rows = []
+    for node in graph.nodes:
+        if node in region:
+            continue
+        parts = (node.name, node.target, node.args, node.kwargs, node.meta.get("val"))
+        held = cache.get(node) if cache is not None else None
+        if held is None or any(a is not b for a, b in zip(held[0], parts)):
+            held = (parts, node_row(node, rename))
+            if cache is not None:
+                cache[node] = held
+        rows.append(held[1])
+    return tuple(rows)
 
 
 def check_outer_graph(expected: Fingerprint, graph: Any, is_region_node: Callable[[Any], bool],
                       where: str) -> None:
-    if _state() is None:
+    state = _state()
+    if state is None:
         return
-    now = outer_fingerprint(graph, is_region_node)
+    now = outer_fingerprint(graph, is_region_node, state.outer_rows)
     if not same(expected, now):
         guard.refuse_effect("lowering", f"outside regions, the graph that would run is not the"
                             f" graph AOTAutograd produced ({where}): {describe_change(expected, now)}")
