@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 6  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 7  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
@@ -311,8 +311,10 @@ class _Extractor(ast.NodeVisitor):
                 [self.expr(c.func), c.lineno, c.col_offset + 1]
                 for c in _walk_calls(node)]
         sites = len(self.summary["sites"])
-        if self.light or (self.function_filter is not None and not self.function_filter(node)):
-            self._self_attributes(node)
+        if self.light:
+            pass  # a light file has no site; what its methods store on self is not needed
+        elif self.function_filter is not None and not self.function_filter(node):
+            self._self_attributes(node)  # a site elsewhere in this file may read self.x
         else:
             for statement in node.body:
                 self.visit(statement)
@@ -325,8 +327,8 @@ class _Extractor(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def _self_attributes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        """Light mode: only a method's own ``self.x = ...`` statements (a subclass elsewhere
-        may name its pass through them)."""
+        """A method read light: only its own ``self.x = ...`` statements (another method of the
+        file may install ``self.x`` into a hook)."""
         if self._method_class() is None:
             return
         for statement in node.body:
