@@ -102,6 +102,14 @@ def device_reason(gm: torch.fx.GraphModule) -> str | None:
     return None
 
 
+def _reads_a_device_scalar(node: torch.fx.Node) -> bool:
+    """``.item()`` and friends: the host waits for a value the graph computes, which a replay
+    would not recompute (torch 2.11 traces it as aten.item or aten._local_scalar_dense)."""
+    target = str(node.target)
+    return target.startswith(("aten._local_scalar_dense", "aten.item")) or target in (
+        "<built-in method item of type object>",)
+
+
 def op_reason(gm: torch.fx.GraphModule) -> str | None:
     """An op CUDA graphs cannot capture (CPU sync, data-dependent output size, ...), by
     Inductor's own list; for a region, the reason Inductor recorded while lowering it."""
@@ -110,7 +118,7 @@ def op_reason(gm: torch.fx.GraphModule) -> str | None:
     node = get_first_incompatible_cudagraph_node(gm)
     if node is None:  # torch 2.11's list names it without its overload, so it never matches
         node = next((n for n in gm.graph.nodes if n.op == "call_function"
-                     and str(n.target).startswith("aten._local_scalar_dense")), None)
+                     and _reads_a_device_scalar(n)), None)
     if node is not None:
         return f"op '{node.name}' ({node.target}) cannot be captured"
     for node in gm.graph.nodes:

@@ -160,13 +160,27 @@ def test_dynamic_shapes_fall_back_on_gpu():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_an_uncapturable_op_falls_back_on_gpu():
+def test_an_item_on_the_host_falls_back_and_one_kept_on_device_replays_bitwise():
+    """``.item()`` makes the host wait for a value the graph computes: a replay would reuse a stale
+    one, so such a graph must not be captured. torch 2.11 keeps ``max().item() * t`` on the device
+    (no host read in the graph): then capturing is right, and each step must still see new data."""
     def scaled(x, w1, w2):
         return _mlp(x, w1, w2) * x.abs().max().item()
 
     torch._dynamo.reset()
     with torch._dynamo.config.patch(capture_scalar_outputs=True), warnings.catch_warnings():
         warnings.simplefilter("ignore", CudaGraphsSkipped)
-        _train(torch.compile(scaled, backend="lite", options={"cudagraphs": True}, fullgraph=True),
-               _inputs("cuda"))
-    assert "cannot be captured" in _cudagraph_rows()["fw"].reason
+        steps = [_inputs("cuda", seed) for seed in (0, 1, 2)]
+        compiled = torch.compile(scaled, backend="lite", options={"cudagraphs": True}, fullgraph=True)
+        ours = [_train(compiled, inputs)[0] for inputs in steps]
+        fw_code = "\n".join(code for name, code in lite_compiler.last_ledger("lite").graph_code.items()
+                            if name.endswith("fw"))
+        row = _cudagraph_rows()["fw"]
+        torch._dynamo.reset()
+        reference = torch.compile(scaled, backend="aot_eager", fullgraph=True)
+        expected = [_train(reference, _inputs("cuda", seed))[0] for seed in (0, 1, 2)]
+    if "_local_scalar_dense" in fw_code or "aten.item" in fw_code:
+        assert "cannot be captured" in row.reason, row.reason
+    else:
+        assert row.reason.startswith("replayed as a CUDA graph"), row.reason
+    _assert_bitwise(ours, expected)
