@@ -52,10 +52,13 @@ class LiteCompiler:
     def _record_overridden_settings(self) -> None:
         """A lite-off optimization the user switched on globally does not run in lite mode: the
         ledger and a warning say so, rather than the setting being silently ignored."""
-        for key, user_value, lite_value in user_settings_overridden(self.inductor_config):
-            entry = self.registry.get_config(key, "inductor")
-            in_regions = entry is not None and entry.region_allows(user_value)[0]
-            reason = (f"torch._inductor.config.{key} = {user_value!r} is overridden: lite mode"
+        overridden = [("inductor", *row) for row in user_settings_overridden(self.inductor_config)]
+        overridden += [("functorch", *row)
+                       for row in user_settings_overridden(self.functorch_config, "functorch")]
+        for module, key, user_value, lite_value in overridden:
+            entry = self.registry.get_config(key, module)
+            in_regions = module == "inductor" and entry is not None and entry.region_allows(user_value)[0]
+            reason = (f"torch._{module}.config.{key} = {user_value!r} is overridden: lite mode"
                       f" forces {lite_value!r} (registry); " + (
                           f"annotate a region with lite_compiler.region(..., **{{{key!r}:"
                           f" {user_value!r}}}) to ask for it there" if in_regions else

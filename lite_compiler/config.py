@@ -150,15 +150,18 @@ def type_name(expected: Any) -> str:
     return str(expected).replace("typing.", "")
 
 
-def user_settings_overridden(patch: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def user_settings_overridden(patch: dict[str, Any], module: str = "inductor") -> list[tuple[str, Any, Any]]:
     """(key, the user's value, the lite value) for every config in ``patch`` that the user set
-    away from torch's default: lite mode overrides them, and says so instead of ignoring them."""
-    import torch._inductor.config as inductor_config
+    away from torch's default: lite mode overrides them, and says so instead of ignoring them.
+    ``module``: "inductor" or "functorch" (AOTAutograd's settings, which aot_eager reads too:
+    overriding one of those is the one way lite mode can differ from the user's aot_eager)."""
+    import importlib
 
-    current = inductor_config.get_config_copy()
+    config = importlib.import_module(f"torch._{module}.config")
+    current = config.get_config_copy()
     overridden = []
     for key, lite_value in patch.items():
-        entry = inductor_config._config.get(key)
+        entry = config._config.get(key)
         if entry is None or key not in current:
             continue
         user_value = current[key]

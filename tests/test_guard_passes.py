@@ -241,6 +241,23 @@ def test_global_lite_off_setting_is_overridden_loudly_not_silently():
     assert entry.name == "config freezing" and not entry.allowed
 
 
+def test_global_functorch_setting_is_overridden_loudly_not_silently():
+    """AOTAutograd's settings reach aot_eager too: overriding one is the one way lite mode can
+    differ from the user's aot_eager, so it is never silent."""
+    def fn(x):
+        return torch.relu(x) * 2
+
+    x = torch.randn(8, requires_grad=True)
+    torch._dynamo.reset()
+    with torch._functorch.config.patch(activation_memory_budget=0.5), \
+            pytest.warns(lite_compiler.LiteSettingOverridden,
+                         match=r"torch\._functorch\.config\.activation_memory_budget = 0\.5 is overridden"):
+        out = torch.compile(fn, backend="lite")(x)
+    assert torch.equal(out, fn(x))
+    (entry,) = [e for e in lite_compiler.last_ledger() if e.kind == "config"]
+    assert entry.name == "config activation_memory_budget" and not entry.allowed
+
+
 def _register(tmp_path, monkeypatch, *entries):
     """A user registry file holding ``(name, lite)`` custom-hook passes (post_grad), named by
     their qualified identity in this module."""
