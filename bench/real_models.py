@@ -219,11 +219,14 @@ def main() -> int:
             return 2
         out = args.json or REPO / "bench" / "results" / f"real_models_{args.device}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        kept = []
+        kept, earlier = [], None
         if args.update and out.exists():
             earlier = json.loads(out.read_text())
             kept = [{"commit": earlier["meta"]["commit"], **r} for r in earlier["results"]]
         data = measure_all(names, args.device, args.timeout, out, kept)
+        if earlier is not None:  # the table came from two commands: say both
+            data["meta"]["command"] = f"{earlier['meta']['command']}`, then `{data['meta']['command']}"
+            out.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {out}", file=sys.stderr)
     section = render(data)
     if args.write:
