@@ -54,6 +54,7 @@ def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
         return []
     partitions: list[dict[torch.fx.Node, int | None]] = []
     owners: list[tuple[Any, dict[str, Any]]] = []
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
     for key, nodes in regions.items():
         configs = configs_of(key, nodes)
         validate_configs(key, configs)
@@ -61,10 +62,10 @@ def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
         support = create_op_support(lambda _mods, node, members=members: node in members)
         partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
         for partition in partitioner.propose_partitions():
-            partitions.append(partition.nodes)
-            owners.append((key, configs))
+            for chunk in _split_for_order(gm, partition.nodes, order):
+                partitions.append(chunk)
+                owners.append((key, configs))
     # Order partitions by their first node so submodule names follow graph order.
-    order = {node: i for i, node in enumerate(gm.graph.nodes)}
     ranked = sorted(range(len(partitions)), key=lambda i: min(order[n] for n in partitions[i]))
     partitions = [partitions[i] for i in ranked]
     owners = [owners[i] for i in ranked]
@@ -79,6 +80,33 @@ def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
         _bind_size_symbols(gm, name)
     gm.graph.lint()
     return [(name, key, configs) for name, (key, configs) in zip(names, owners)]
+
+
+def _split_for_order(gm: torch.fx.GraphModule, members: dict[torch.fx.Node, Any],
+                     order: dict[torch.fx.Node, int]) -> list[dict[torch.fx.Node, Any]]:
+    """Split a partition where a node outside it already uses its results before its last node.
+
+    The partitioner merges every node of one region id it can without a cycle, also nodes far
+    apart (T5's encoder and decoder norms in one region "norm"). One call for all of them would
+    make the nodes outside that use the early part wait for the late part: the graph outside the
+    regions would run in another order than AOTAutograd's. Cutting the partition, in graph order,
+    before a member that comes after such a user keeps every outside node where it was.
+    """
+    ranked = sorted(members, key=order.__getitem__)
+    nodes = list(gm.graph.nodes)[order[ranked[0]]:order[ranked[-1]] + 1]
+    chunks: list[dict[torch.fx.Node, Any]] = []
+    current: dict[torch.fx.Node, Any] = {}
+    users: set[torch.fx.Node] = set()  # nodes outside the chunk that depend on it
+    for node in nodes:
+        if node in members:
+            if users:
+                chunks.append(current)
+                current, users = {}, set()
+            current[node] = members[node]
+        elif current and any(i in current or i in users for i in node.all_input_nodes):
+            users.add(node)
+    chunks.append(current)
+    return chunks
 
 
 def _restore_order(gm: torch.fx.GraphModule, position: dict[str, int], calls: dict[str, int]) -> None:

@@ -319,3 +319,25 @@ def test_a_region_input_laid_out_unlike_its_fake_value_is_copied_into_place():
     torch.testing.assert_close(compiled(x), fn(x))
     torch.testing.assert_close(compiled(x), fn(x))  # later calls take the same path
     assert any("region[after]" in name for name in lite_compiler.last_ledger().region_code)
+
+
+def test_one_region_id_far_apart_keeps_the_outside_order():
+    """The partitioner merges all nodes of one id it can (T5's encoder and decoder norms in one
+    region "norm"); one call for both would make `b` below wait for `c`, reordering the graph
+    outside the regions, which the guard refuses. The region is cut in two instead."""
+    def fn(x, y):
+        with lite_compiler.region(id="n"):
+            a = x.cos() * 2
+        b = a + 1  # uses the first part
+        c = y.sin()  # the second part needs this
+        with lite_compiler.region(id="n"):
+            d = (c * 3).exp()
+        return b, d
+
+    torch._dynamo.reset()
+    x, y = torch.randn(8), torch.randn(8)
+    b, d = torch.compile(fn, backend="lite", fullgraph=True)(x, y)
+    ledger = lite_compiler.last_ledger()
+    assert not ledger.refused
+    assert len([g for g in ledger.region_code if "region[n]" in g]) == 2
+    torch.testing.assert_close((b, d), fn(x, y))

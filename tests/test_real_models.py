@@ -58,7 +58,9 @@ def test_hf_llama_example_regions_without_editing_the_model():
     for phase in ("fw", "bw"):
         for region in ("norm", "mlp"):
             graphs = [g for g in ledger.region_code if f"/{phase}/region[{region}]/" in g]
-            assert graphs and all("cpp_fused" in ledger.region_code[g] for g in graphs), (phase, region)
+            # Inductor compiled each (a lone matmul is an extern call); fused kernels among them.
+            assert graphs and all("def call(" in ledger.region_code[g] for g in graphs), (phase, region)
+            assert any("cpp_fused" in ledger.region_code[g] for g in graphs), (phase, region)
     fw_modules = sorted(m for g, mods in ledger.region_modules.items() if "/fw/" in g for m in mods)
     assert fw_modules == sorted(assignments)
     assert result["restored"]
