@@ -162,7 +162,7 @@ def render(data: dict) -> str:
         "| model | mode | dtype | ours (`backend=\"lite\"`) | torch `mode=\"lite\"` | ours + regions |",
         "|---|---|---|---|---|---|",
     ]
-    counts = {"ours": [0, 0], "upstream": [0, 0]}
+    counts = {"ours": [0, 0], "upstream": [0, 0], "regions": [0, 0]}
     for result in data["results"]:
         if not result.get("rows"):
             lines.append(f"| {result['model']} | - | - | {result.get('error', 'no result')} | | |")
@@ -174,6 +174,8 @@ def render(data: dict) -> str:
             for key, variant in (("ours", "lite"), ("upstream", "upstream_lite")):
                 counts[key][1] += 1
                 counts[key][0] += bool(row.get(variant, {}).get("bitwise"))
+            counts["regions"][1] += 1
+            counts["regions"][0] += "region_graphs" in row.get("lite_regions", {})
             if "error" in row.get("aot_eager", {}):
                 lines.append(f"| {row['model']} | {row['mode']} | {row['dtype']} |"
                              f" reference failed: {_cell(row['aot_eager'])} | | |")
@@ -183,7 +185,8 @@ def render(data: dict) -> str:
     lines += [
         "",
         f"Ours bitwise on {counts['ours'][0]} of {counts['ours'][1]} runs; torch's `mode=\"lite\"`"
-        f" on {counts['upstream'][0]} of {counts['upstream'][1]}.",
+        f" on {counts['upstream'][0]} of {counts['upstream'][1]}. Ours with regions compiled and ran on"
+        f" {counts['regions'][0]} of {counts['regions'][1]}.",
         "",
         "Not built here:",
         "",
