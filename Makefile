@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_PIN)"
-	$(BIN)/pip install -q -e ".[test]"
+	# torch is named again so the resolver keeps it: a test extra such as torchvision would
+	# otherwise upgrade it to a newer (multi-GB CUDA) build.
+	$(BIN)/pip install -q "$(TORCH_PIN)" -e ".[test]"
 	touch $(STAMP)
 
 install: $(STAMP)
