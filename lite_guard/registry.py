@@ -61,8 +61,17 @@ _TABLES = ("pass", "config", "pipeline", "base")
 
 
 
+class _VersionRanged:
+    """An entry that exists only in the torch releases its ``torch`` range names."""
+
+    torch: str
+
+    def exists_in(self, torch_version: str | None) -> bool:
+        return _version_matches(self.torch, torch_version)
+
+
 @dataclass(frozen=True)
-class PassEntry:
+class PassEntry(_VersionRanged):
     name: str
     stage: str
     lite: str
@@ -91,9 +100,6 @@ class PassEntry:
         module, _, key = self.when.rpartition(":")
         return (module or "inductor", key)
 
-    def exists_in(self, torch_version: str | None) -> bool:
-        return _version_matches(self.torch, torch_version)
-
 
 class _Unset:
     """``lite_value`` of a config entry that is classified but not forced."""
@@ -106,7 +112,7 @@ UNSET: Any = _Unset()
 
 
 @dataclass(frozen=True)
-class ConfigEntry:
+class ConfigEntry(_VersionRanged):
     key: str
     lite_value: Any = UNSET
     module: str = "inductor"
@@ -147,12 +153,9 @@ class ConfigEntry:
         return False, (f"regions may set {self.key} only to one of {policy!r}"
                        f" ({self.origin}:{self.line})")
 
-    def exists_in(self, torch_version: str | None) -> bool:
-        return _version_matches(self.torch, torch_version)
-
 
 @dataclass(frozen=True)
-class PipelineEntry:
+class PipelineEntry(_VersionRanged):
     """A function that runs passes: every graph-transforming call inside it must be registered."""
 
     root: str  # "module:qualname"
@@ -162,12 +165,9 @@ class PipelineEntry:
     origin: str = ""
     line: int = 0
 
-    def exists_in(self, torch_version: str | None) -> bool:
-        return _version_matches(self.torch, torch_version)
-
 
 @dataclass(frozen=True)
-class BaseEntry:
+class BaseEntry(_VersionRanged):
     """Pass vocabulary: a class whose concrete subclasses are passes (pass_class), or whose
     constructor names a pass (observer, pattern_pass: argument ``name_arg`` / ``name_position``)."""
 
@@ -179,9 +179,6 @@ class BaseEntry:
     torch: str = ""
     origin: str = ""
     line: int = 0
-
-    def exists_in(self, torch_version: str | None) -> bool:
-        return _version_matches(self.torch, torch_version)
 
 
 def _same_value(a: Any, b: Any) -> bool:
