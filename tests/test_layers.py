@@ -151,6 +151,8 @@ def test_the_graph_covers_every_package():
     # the whole core and the shell, too: the registry is usable without torch or libcst
     "lite_guard.cli, lite_guard.project_config, lite_guard.identity, lite_guard.stages,"
     " lite_guard.hints, lite_guard.commands.registry",
+    # pytest loads the plugin in every project that installs lite-guard, torch or not
+    "lite_guard.pytest_plugin",
 ])
 def test_lite_guard_imports_neither_torch_nor_libcst(modules):
     code = (f"import sys, {modules}\n"
@@ -159,6 +161,19 @@ def test_lite_guard_imports_neither_torch_nor_libcst(modules):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_pytest_startup_imports_no_torch(tmp_path):
+    """The auto-loaded plugin must not make every pytest run pay for (or need) torch."""
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n\ndef test_no_torch():\n    assert 'torch' not in sys.modules\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             str(tmp_path / "test_plain.py")], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "lite_bitwise" in subprocess.run(
+        [sys.executable, "-m", "pytest", "--markers", "-p", "no:cacheprovider"], capture_output=True,
+        text=True, timeout=300, cwd=tmp_path).stdout
 
 
 def test_each_package_contributes_its_own_subcommands():
