@@ -64,7 +64,9 @@ def render(results: dict, meta: dict) -> tuple[str, dict]:
         "",
         "How it is measured: every cell is its own fresh process. **cold first call** = wall time"
         " of the first training step with an empty `TORCHINDUCTOR_CACHE_DIR` (compile plus the"
-        " modules torch imports lazily on the way, which is what a user waits for); **warm** = a"
+        " modules torch imports lazily on the way, which is what a user waits for; the clock starts"
+        " before `torch.compile(...)`, which imports Dynamo, and for ours before `import"
+        " lite_compiler`); **warm** = a"
         " second fresh process on the cache the cold one filled (FX graph / AOTAutograd / C++"
         " caches); **step** = median of"
         f" {meta['steps']} steps in the warm process after {WARMUP_STEPS} warm-up steps;"
