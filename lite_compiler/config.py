@@ -12,11 +12,6 @@ from lite_guard import SUPPORTED_TORCH_MINORS, SUPPORTED_TORCH_TEXT
 
 SUPPORTED = SUPPORTED_TORCH_MINORS  # inclusive range of torch minor releases (one home: lite_guard)
 
-# Applied by the lite compiler to its own AOTAutograd trace whatever the registry says: the
-# selective decomposition happens in that one trace (lite_compiler.decomposition), so torch's
-# own retrace-based selective_decompose must stay off.
-FUNCTORCH_FIXED_CONFIG = {"selective_decompose": False}
-
 
 def torch_release() -> tuple[int, int]:
     import torch
@@ -87,7 +82,7 @@ def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
                 f" the lite-guard registry needs; install a supported torch ({SUPPORTED_TORCH_TEXT}) or mark the"
                 " config entry with a torch = \"...\" range in the registry")
         _check_lite_value_types(reg, module_name, module, patch)
-    return inductor, {**functorch, **FUNCTORCH_FIXED_CONFIG}
+    return inductor, functorch
 
 
 _TYPES_CHECKED: dict[int, Any] = {}
