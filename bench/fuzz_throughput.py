@@ -19,6 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.markdown_section import replace_section  # noqa: E402
 
+
+def _commit() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent).stdout.strip() or "unknown"
+
 SECTION = "Fuzzer throughput"
 
 
@@ -51,7 +56,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     lines = [
         f"Produced by `.venv/bin/python bench/fuzz_throughput.py --count {args.count} --write`"
-        f" on {os.cpu_count()} CPUs (load average {load:.1f} at the end). Each row is one fresh"
+        f" at commit {_commit()} on {os.cpu_count()} CPUs (load average {load:.1f} at the end). Each row is one fresh"
         " `lite_guard fuzz` process (torch import included); every program is compiled twice"
         " (aot_eager and lite) and run forward, and backward where drawn. Warm = the same"
         " programs again with the Inductor caches the cold run filled.",
