@@ -144,7 +144,7 @@ def worker(what: str, iters: int) -> dict:
     return row
 
 
-def run_child(what: str, iters: int) -> dict:
+def run_child(what: str, iters: int, timeout: float) -> dict:
     """``what`` in a fresh process with empty Inductor and Triton caches."""
     import os
     import subprocess
@@ -154,12 +154,32 @@ def run_child(what: str, iters: int) -> dict:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         out = handle.name
-    proc = subprocess.run([sys.executable, __file__, "--worker", what, "--iters", str(iters),
-                           "--result", out], env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
+    began = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--worker", what, "--iters", str(iters),
+                               "--result", out], env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"variant": what, "error": f"timed out after {timeout:.0f} s"}
+    if proc.returncode != 0 or not os.path.getsize(out):
         return {"variant": what, "error": " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])}
     with open(out) as handle:
-        return json.load(handle)
+        result = json.load(handle)
+    result["process_s"] = round(time.perf_counter() - began, 2)
+    return result
+
+
+def _commit() -> str:
+    import os
+    import subprocess
+
+    if os.environ.get("GPU_BENCH_COMMIT"):  # a copy without .git: the caller says what it holds
+        return os.environ["GPU_BENCH_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
 
 
 def main() -> int:
@@ -167,6 +187,7 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--json", default=None, help="write the results here")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset")
+    parser.add_argument("--timeout", type=float, default=180, help="per process, seconds")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -178,16 +199,27 @@ def main() -> int:
             json.dump(worker(args.worker, args.iters), handle)
         return 0
     # Every variant and the checks each run in their own fresh process, so no first call is
-    # measured after something else compiled (and cached) the same region.
-    rows = [run_child(name, args.iters) for name in args.variants.split(",")]
-    checks = run_child("checks", args.iters)
-    report = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "checks": checks,
-              "rows": rows}
-    print(json.dumps(report, indent=2))
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(report, handle, indent=2)
-    return 0 if checks and all(v is True for v in checks.values()) else 1
+    # measured after something else compiled (and cached) the same region. The report is
+    # written after every process, so a run stopped by a time limit keeps what it measured.
+    report = {"benchmark": "flex_attention", "torch": torch.__version__,
+              "device": torch.cuda.get_device_name(), "commit": _commit(),
+              "command": " ".join(["python bench/gpu_flex_attention.py", *sys.argv[1:]]),
+              "iters": args.iters, "checks": {}, "rows": []}
+
+    def write() -> None:
+        if args.json:
+            with open(args.json, "w") as handle:
+                json.dump(report, handle, indent=2)
+
+    report["checks"] = run_child("checks", args.iters, args.timeout)
+    write()
+    for name in args.variants.split(","):
+        report["rows"].append(run_child(name, args.iters, args.timeout))
+        print(json.dumps(report["rows"][-1]), flush=True)
+        write()
+    print(json.dumps(report["checks"]), flush=True)
+    checks = report["checks"]
+    return 0 if checks and all(v is True for k, v in checks.items() if k != "process_s") else 1
 
 
 if __name__ == "__main__":

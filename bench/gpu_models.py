@@ -9,8 +9,10 @@ Models (random init, nothing downloaded):
 
 Variants: eager, aot_eager, default Inductor, Dynamo's ``cudagraphs`` backend, upstream
 ``mode="lite"`` (torch's own), ours (``backend="lite"``), ours + CUDA graphs
-(``options={"cudagraphs": True}``), ours + regions (llama: RMSNorm and MLP of every layer, one
-region id, via ``lite_compiler.module_regions``), ours + regions + CUDA graphs.
+(``options={"cudagraphs": True}``), ours + regions (llama only: RMSNorm and MLP of every layer,
+one region id, via ``lite_compiler.module_regions``), ours + layer regions (every
+``LlamaDecoderLayer`` / resnet ``BasicBlock`` in a region of its own: how a user who wants speed
+annotates), each of the last two also + CUDA graphs.
 
 Honest numbers: every variant runs in its own fresh process with empty Inductor / Triton caches;
 its clock starts before ``import torch``; the import of the package under test (lite_compiler
@@ -28,6 +30,10 @@ inputs, three steps each; logits (llama) / output, loss and every parameter's gr
 
     python bench/gpu_models.py --json bench/results/gpu_models_h200.json
     python bench/gpu_models.py --json x.json --models llama --variants ours,ours_cudagraphs
+    # one model per GPU, in parallel, then one section from both files:
+    CUDA_VISIBLE_DEVICES=0 python bench/gpu_models.py --models llama --json a.json &
+    CUDA_VISIBLE_DEVICES=1 python bench/gpu_models.py --models resnet --json b.json; wait
+    python bench/gpu_models.py --markdown a.json b.json
 """
 
 from __future__ import annotations
@@ -46,10 +52,21 @@ import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
-            "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs")
-REGION_VARIANTS = {"ours_regions", "ours_regions_cudagraphs"}
+            "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs", "ours_layers",
+            "ours_layers_cudagraphs")
+# Which modules go into regions: "regions" = llama's RMSNorms + MLP (one id), "layers" = every
+# decoder layer / residual block in a region of its own.
+REGION_KIND = {"ours_regions": "norm_mlp", "ours_regions_cudagraphs": "norm_mlp",
+               "ours_layers": "layers", "ours_layers_cudagraphs": "layers"}
+REGION_VARIANTS = set(REGION_KIND)
 OURS = {"ours", "ours_cudagraphs", *REGION_VARIANTS}
-CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs"}
+CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs",
+                      "ours_layers_cudagraphs"}
+# Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
+PROFILED = {"aot_eager", "inductor", "cudagraphs_backend", "ours", "ours_cudagraphs",
+            "ours_regions_cudagraphs", "ours_layers", "ours_layers_cudagraphs"}
+# The device: "cuda" for measurements; GPU_MODELS_DEVICE=cpu (with --tiny) smoke-tests the harness.
+DEVICE = os.environ.get("GPU_MODELS_DEVICE", "cuda")
 MODELS = ("llama", "resnet")
 SECTION = "GPU: real models, one training step (H200)"
 LLAMA = dict(layers=4, hidden=1024, heads=16, kv_heads=8, batch=4, seq=1024)
@@ -74,9 +91,9 @@ def build(model_name: str, seed: int = 0):
                              attn_implementation="sdpa", use_cache=False)
         if os.environ.get("GPU_MODELS_TINY"):
             config.vocab_size, config.intermediate_size = 1000, 512
-        model = LlamaForCausalLM(config).to("cuda", torch.bfloat16)
-        gen = torch.Generator(device="cuda").manual_seed(seed + 1)
-        ids = torch.randint(0, config.vocab_size, (LLAMA["batch"], LLAMA["seq"]), device="cuda",
+        model = LlamaForCausalLM(config).to(DEVICE, torch.bfloat16)
+        gen = torch.Generator(device=DEVICE).manual_seed(seed + 1)
+        ids = torch.randint(0, config.vocab_size, (LLAMA["batch"], LLAMA["seq"]), device=DEVICE,
                             generator=gen)
         return model, (ids, ids.clone())
     import torchvision
@@ -87,11 +104,11 @@ def build(model_name: str, seed: int = 0):
 
     model = torchvision.models.resnet18(num_classes=RESNET["classes"])
     model.avgpool = MeanPool()
-    model = model.to("cuda", torch.bfloat16)
-    gen = torch.Generator(device="cuda").manual_seed(seed + 1)
-    x = torch.randn(RESNET["batch"], 3, RESNET["size"], RESNET["size"], device="cuda",
+    model = model.to(DEVICE, torch.bfloat16)
+    gen = torch.Generator(device=DEVICE).manual_seed(seed + 1)
+    x = torch.randn(RESNET["batch"], 3, RESNET["size"], RESNET["size"], device=DEVICE,
                     dtype=torch.bfloat16, generator=gen)
-    y = torch.randint(0, RESNET["classes"], (RESNET["batch"],), device="cuda", generator=gen)
+    y = torch.randint(0, RESNET["classes"], (RESNET["batch"],), device=DEVICE, generator=gen)
     return model, (x, y)
 
 
@@ -111,33 +128,27 @@ def step(model_name: str, fn, inputs):
     return out, loss
 
 
-def apply_regions(model_name: str, model) -> dict:
-    """llama: every layer's RMSNorms and MLP go into one region id ("norm_mlp"), so a norm and
-    the MLP right after it compile as one region (one call, one Inductor graph)."""
-    if model_name != "llama":
-        raise SystemExit("regions are defined for the llama model only")
+def apply_regions(model_name: str, model, kind: str) -> dict:
+    """Put modules into regions with ``lite_compiler.module_regions`` (no edit of the model).
+
+    ``norm_mlp`` (llama): every layer's RMSNorms and MLP in one region id, so a norm and the MLP
+    right after it compile as one region (one call, one Inductor graph).
+    ``layers``: every ``LlamaDecoderLayer`` (resnet: every ``BasicBlock``) in a region of its own,
+    attention and residual adds included: the annotation a user who wants speed writes."""
     import lite_compiler
 
-    names = ("input_layernorm", "post_attention_layernorm", "mlp")
-    if hasattr(lite_compiler, "module_regions"):
-        rules = [lite_compiler.RegionRule(f"model.layers.*.{name}", id="norm_mlp") for name in names]
-        return lite_compiler.module_regions(model, rules).assignments
-    # A lite_compiler without module_regions: the same annotation, put on by hand (Dynamo
-    # traces fx_traceback.annotate itself; a generic @contextmanager would break the graph).
-    import torch.fx.traceback as fx_traceback
-
-    assignments = {}
-    for qualified, module in model.named_modules():
-        if qualified.startswith("model.layers.") and qualified.rsplit(".", 1)[-1] in names:
-            forward = module.forward
-
-            def annotated(*args, _forward=forward, **kwargs):
-                with fx_traceback.annotate({"compile_with_inductor": {"inductor_region": "norm_mlp"}}):
-                    return _forward(*args, **kwargs)
-
-            module.forward = annotated
-            assignments[qualified] = "norm_mlp"
-    return assignments
+    if kind == "layers":
+        if model_name == "llama":
+            from transformers.models.llama.modeling_llama import LlamaDecoderLayer as block
+        else:
+            from torchvision.models.resnet import BasicBlock as block
+        rules = [lite_compiler.RegionRule(block, id="{name}")]
+    elif model_name == "llama":
+        rules = [lite_compiler.RegionRule(f"model.layers.*.{name}", id="norm_mlp")
+                 for name in ("input_layernorm", "post_attention_layernorm", "mlp")]
+    else:
+        raise SystemExit(f"regions {kind!r} are defined for the llama model only")
+    return lite_compiler.module_regions(model, rules).assignments
 
 
 def compiled(variant: str, model):
@@ -171,9 +182,12 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
     inductor_modules_after_import = sum(m.startswith("torch._inductor") for m in sys.modules)
     torch.use_deterministic_algorithms(True, warn_only=True)  # timing; the check is strict
     model, inputs = build(model_name)
-    regions = apply_regions(model_name, model) if variant in REGION_VARIANTS else {}
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    regions = apply_regions(model_name, model, REGION_KIND[variant]) if variant in REGION_VARIANTS else {}
+    gpu = DEVICE == "cuda"
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    sync()
+    if gpu:
+        torch.cuda.reset_peak_memory_stats()
     mark = (torch.compiler.cudagraph_mark_step_begin if variant in CUDAGRAPH_VARIANTS
             else (lambda: None))
 
@@ -181,29 +195,35 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
     fn = compiled(variant, model)
     mark()
     step(model_name, fn, inputs)
-    torch.cuda.synchronize()
+    sync()
     first_call = time.perf_counter() - started
     for _ in range(5):
         model.zero_grad(set_to_none=True)
         mark()
         step(model_name, fn, inputs)
-    torch.cuda.synchronize()
+    sync()
     times = []
     for _ in range(iters):
         model.zero_grad(set_to_none=True)
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
+        if gpu:
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+        else:
+            host_begin = time.perf_counter()
         mark()
         step(model_name, fn, inputs)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(begin.elapsed_time(end))
+        if gpu:
+            end.record()
+            torch.cuda.synchronize()
+            times.append(begin.elapsed_time(end))
+        else:
+            times.append((time.perf_counter() - host_begin) * 1e3)
     row = {"model": model_name, "variant": variant, "step_ms": round(statistics.median(times), 3),
            "step_ms_min": round(min(times), 3), "first_call_s": round(first_call, 3),
            "package_import_s": round(package_import, 3),
            "first_call_incl_import_s": round(first_call + package_import, 3),
            "torch_import_s": round(torch_import, 3),
-           "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1),
+           "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else 0.0,
            "inductor_modules_after_package_import": inductor_modules_after_import}
     if variant in OURS:
         row.update(_ledger_summary())
@@ -211,7 +231,62 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
         row["regions"] = len(regions)
         if variant not in CUDAGRAPH_VARIANTS:  # a replay calls no region from Python
             row["region_breakdown"] = region_breakdown(model_name, fn, inputs, model, mark)
+    if variant in PROFILED and os.environ.get("GPU_MODELS_PROFILE"):
+        row["kernels"] = kernel_profile(model_name, fn, inputs, model, mark)
     return row
+
+
+# Kernel categories by name (cuBLAS/CUTLASS GEMMs, attention, Inductor's Triton, ATen's own).
+KERNEL_CATEGORIES = (
+    ("attention", ("flash", "fmha", "attention", "attn")),
+    ("gemm", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "wgmma", "sm90_", "splitk")),
+    ("conv", ("conv", "cudnn", "implicit", "wgrad", "dgrad", "winograd", "fft")),
+    ("triton (Inductor)", ("triton",)),
+    ("memcpy/memset", ("memcpy", "memset")),
+    ("norm", ("norm",)),
+    ("reduction", ("reduce", "softmax", "nll", "cross_entropy", "sum_")),
+    ("elementwise", ("elementwise", "vectorized", "unrolled", "copy", "index", "fill", "cat")),
+)
+
+
+def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
+    """GPU kernel time of one step, by category (torch.profiler; kernels inside a CUDA-graph
+    replay are reported one by one). ``busy_ms`` vs the step time is what launch gaps cost."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    model.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        mark()
+        step(model_name, fn, inputs)
+        torch.cuda.synchronize()
+    by_category: dict[str, float] = {}
+    count, busy_us, first, last = 0, 0.0, None, None
+    top: dict[str, float] = {}
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = event.name.lower()
+        category = next((c for c, keys in KERNEL_CATEGORIES if any(k in name for k in keys)), "other")
+        duration = event.time_range.elapsed_us()
+        by_category[category] = by_category.get(category, 0.0) + duration
+        top[event.name[:90]] = top.get(event.name[:90], 0.0) + duration
+        count += 1
+        busy_us += duration
+        first = event.time_range.start if first is None else min(first, event.time_range.start)
+        last = event.time_range.end if last is None else max(last, event.time_range.end)
+    return {"kernels": count, "busy_ms": round(busy_us / 1e3, 3),
+            "span_ms": round((last - first) / 1e3, 3) if count else 0.0,
+            "by_category_ms": {k: round(v / 1e3, 3) for k, v in sorted(by_category.items(), key=lambda kv: -kv[1])},
+            "top_kernels_ms": {k: round(v / 1e3, 3) for k, v in sorted(top.items(), key=lambda kv: -kv[1])[:12]}}
+
+
+def _sync() -> None:
+    import torch
+
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def _ledger_summary() -> dict:
@@ -285,12 +360,12 @@ def region_breakdown(model_name: str, fn, inputs, model, mark) -> dict:
             region._call = region.compiled if through_output_code else (
                 getattr(region.compiled, "current_callable", None) or region.compiled)
         model.zero_grad(set_to_none=True)
-        torch.cuda.synchronize()
+        _sync()
         host_begin = time.perf_counter()
         mark()
         step(model_name, fn, inputs)
         host_step = time.perf_counter() - host_begin
-        torch.cuda.synchronize()
+        _sync()
         calls = max(totals["calls"], 1)
         return {"region_calls_per_step": totals["calls"],
                 "host_ms_per_step": round(host_step * 1e3, 3),
@@ -339,7 +414,8 @@ def check_worker(model_name: str, steps: int = 3) -> dict:
             out, loss = step(model_name, fn, inputs)
             per_step.append({"out": out.detach().clone(), "loss": loss.detach().clone(),
                              **{f"grad:{n}": p.grad.clone() for n, p in model.named_parameters()}})
-        torch.cuda.synchronize()
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
         results[variant] = per_step
         del model, fn
     reference = results["aot_eager"]
@@ -387,8 +463,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=int, default=240, help="per process, seconds")
     parser.add_argument("--no-check", action="store_true", help="skip the bitwise check")
     parser.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run of the harness")
+    parser.add_argument("--profile", action="store_true",
+                        help="add one torch.profiler step per variant: GPU kernel time by category")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds: start no variant after this (the rest are recorded as skipped)")
     parser.add_argument("--markdown", nargs="+", metavar="RESULTS_JSON",
-                        help="write the BENCHMARKS.md section from results (then an optional strict-timing run)")
+                        help="write the BENCHMARKS.md section from results (several files: one run"
+                             " split over GPUs, merged; plus bench/gpu_flex_attention.py's JSON)")
     parser.add_argument("--worker", nargs=2, metavar=("MODEL", "VARIANT"), help=argparse.SUPPRESS)
     parser.add_argument("--check-worker", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
@@ -397,9 +478,10 @@ def main() -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
         from bench.markdown_section import replace_section
 
-        report = json.loads(Path(args.markdown[0]).read_text())
-        strict = json.loads(Path(args.markdown[1]).read_text()) if len(args.markdown) > 1 else None
-        body = markdown(report, strict) + "\n\n" + (Path(__file__).parent / "gpu_models_notes.md").read_text()
+        loaded = [json.loads(Path(path).read_text()) for path in args.markdown]
+        flex = next((r for r in loaded if r.get("benchmark") == "flex_attention"), None)
+        report = merge([r for r in loaded if r.get("benchmark") != "flex_attention"])
+        body = markdown(report, flex) + "\n\n" + (Path(__file__).parent / "gpu_models_notes.md").read_text()
         replace_section(Path(__file__).parent.parent / "BENCHMARKS.md", SECTION, body)
         return 0
     if args.worker or args.check_worker:
@@ -409,34 +491,42 @@ def main() -> int:
 
     if args.tiny:
         os.environ["GPU_MODELS_TINY"] = "1"  # the workers inherit it
+    if args.profile:
+        os.environ["GPU_MODELS_PROFILE"] = "1"
     import torch
 
-    if not torch.cuda.is_available():
+    if DEVICE == "cuda" and not torch.cuda.is_available():
         print("gpu_models: no CUDA device; this benchmark needs a GPU", file=sys.stderr)
         return 2
-    report = {"torch": torch.__version__, "device": torch.cuda.get_device_name(),
-              "commit": _commit(),
+    report = {"torch": torch.__version__,
+              "device": torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE,
+              "commit": _commit(), "command": " ".join(["python bench/gpu_models.py", *sys.argv[1:]]),
               "deterministic_timing": "torch.use_deterministic_algorithms(True, warn_only=True)",
               "deterministic_check": "torch.use_deterministic_algorithms(True)",
               "cublas_workspace_config": ":4096:8", "iters": args.iters,
               "llama": LLAMA if not args.tiny else "tiny", "resnet": RESNET if not args.tiny else "tiny",
               "rows": [], "checks": []}
+    began = time.perf_counter()
+    late = (lambda: args.deadline is not None and time.perf_counter() - began > args.deadline)
     for model_name in args.models.split(","):
-        for variant in args.variants.split(","):
-            if variant in REGION_VARIANTS and model_name != "llama":
-                continue
-            row = run_child(["--worker", model_name, variant, "--iters", str(args.iters)],
-                            args.timeout)
-            row.setdefault("model", model_name)
-            row.setdefault("variant", variant)
-            report["rows"].append(row)
-            print(json.dumps(row), flush=True)
-            _write(report, args.json)
-        if not args.no_check:
+        if not args.no_check:  # first: the bitwise verdict matters most if time runs out
             check = run_child(["--check-worker", model_name], args.timeout)
             check.setdefault("model", model_name)
             report["checks"].append(check)
             print(json.dumps(check), flush=True)
+            _write(report, args.json)
+        for variant in args.variants.split(","):
+            if REGION_KIND.get(variant) == "norm_mlp" and model_name != "llama":
+                continue
+            if late():
+                row = {"error": f"not run: the --deadline of {args.deadline:.0f} s had passed"}
+            else:
+                row = run_child(["--worker", model_name, variant, "--iters", str(args.iters)],
+                                args.timeout)
+            row.setdefault("model", model_name)
+            row.setdefault("variant", variant)
+            report["rows"].append(row)
+            print(json.dumps(row), flush=True)
             _write(report, args.json)
     return 0
 
@@ -446,60 +536,112 @@ def main() -> int:
 LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Inductor",
           "cudagraphs_backend": "Dynamo `cudagraphs` backend", "upstream_lite": "upstream `mode=\"lite\"`",
           "ours": "ours `backend=\"lite\"`", "ours_cudagraphs": "ours + CUDA graphs",
-          "ours_regions": "ours + regions", "ours_regions_cudagraphs": "ours + regions + CUDA graphs"}
+          "ours_regions": "ours + regions (RMSNorm, MLP)",
+          "ours_regions_cudagraphs": "ours + regions (RMSNorm, MLP) + CUDA graphs",
+          "ours_layers": "ours + layer regions", "ours_layers_cudagraphs": "ours + layer regions + CUDA graphs"}
+
+
+def _steps(report: dict, model: str) -> dict[str, dict]:
+    return {r["variant"]: r for r in report["rows"] if r["model"] == model and "step_ms" in r}
 
 
 def _table(report: dict, model: str) -> list[str]:
     rows = [r for r in report["rows"] if r["model"] == model]
-    by = {r["variant"]: r for r in rows if "step_ms" in r}
+    by = _steps(report, model)
     inductor, aot = by.get("inductor", {}).get("step_ms"), by.get("aot_eager", {}).get("step_ms")
     lines = ["| variant | step ms (median, min) | / default Inductor | / aot_eager | first call s |"
-             " package import s | first call + import s | peak MiB |", "|---|---|---|---|---|---|---|---|"]
+             " package import s | first call + import s | peak MiB | regions (Triton) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "step_ms" not in r:
-            lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | **failed**: {r.get('error', '')[:120]} |"
-                         " | | | | | |")
+            lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | **failed**: {r.get('error', '')[:160]} |"
+                         " | | | | | | |")
             continue
         ratio = (lambda base: f"{r['step_ms'] / base:.2f}x" if base else "")
+        regions = f"{r['region_graphs']} ({r['region_graphs_triton']})" if r.get("region_graphs") else ""
         lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | {r['step_ms']:.2f} ({r['step_ms_min']:.2f})"
                      f" | {ratio(inductor)} | {ratio(aot)} | {r['first_call_s']:.2f} | {r['package_import_s']:.2f}"
-                     f" | {r['first_call_incl_import_s']:.2f} | {r['peak_mem_mib']:.0f} |")
+                     f" | {r['first_call_incl_import_s']:.2f} | {r['peak_mem_mib']:.0f} | {regions} |")
     return lines
+
+
+GOALS = (  # (text, variant, baseline variant, limit, field)
+    ("ours + CUDA graphs step <= 1.0x default Inductor", "ours_cudagraphs", "inductor", 1.0, "step_ms"),
+    ("ours + CUDA graphs step <= 0.5x aot_eager", "ours_cudagraphs", "aot_eager", 0.5, "step_ms"),
+    ("ours + regions (RMSNorm, MLP) + CUDA graphs step <= 0.8x default Inductor",
+     "ours_regions_cudagraphs", "inductor", 0.8, "step_ms"),
+    ("ours + layer regions + CUDA graphs step <= 0.8x default Inductor",
+     "ours_layers_cudagraphs", "inductor", 0.8, "step_ms"),
+    ("ours first call <= 1.2x aot_eager's (compile + first step)", "ours", "aot_eager", 1.2, "first_call_s"),
+    ("... including the import of lite_compiler", "ours", "aot_eager", 1.2, "first_call_incl_import_s"),
+)
 
 
 def _goals(report: dict) -> list[str]:
-    """The issue's must-show lines, judged on this run's llama rows."""
-    by = {r["variant"]: r for r in report["rows"] if r["model"] == "llama" and "step_ms" in r}
-    check = next((c for c in report["checks"] if c.get("model") == "llama"), {})
-    step = (lambda v: by.get(v, {}).get("step_ms"))
-    lines = ["| goal (llama) | measured | verdict |", "|---|---|---|"]
-
-    def goal(text: str, value: float | None, limit: float, extra: bool = True) -> None:
-        if value is None:
-            lines.append(f"| {text} | not measured | not shown |")
-            return
-        lines.append(f"| {text} | {value:.2f}x | {'met' if value <= limit and extra else '**not met**'} |")
-
-    if step("ours_cudagraphs") and step("inductor"):
-        goal("ours + CUDA graphs step <= 1.0x default Inductor", step("ours_cudagraphs") / step("inductor"), 1.0)
-        goal("ours + CUDA graphs step <= 0.5x aot_eager", step("ours_cudagraphs") / step("aot_eager"), 0.5)
-    lines.append(f"| ours + CUDA graphs bitwise equal to aot_eager (strict) |"
-                 f" {check.get('ours_cudagraphs_bitwise_equal_to_aot_eager')} |"
-                 f" {'met' if check.get('ours_cudagraphs_bitwise_equal_to_aot_eager') else '**not met**'} |")
-    if step("ours_regions_cudagraphs") and step("inductor"):
-        goal("ours + regions + CUDA graphs step <= 0.8x default Inductor",
-             step("ours_regions_cudagraphs") / step("inductor"), 0.8)
-    if "ours" in by and "aot_eager" in by:
-        goal("ours first call <= 1.2x aot_eager's (compile + first step)",
-             by["ours"]["first_call_s"] / by["aot_eager"]["first_call_s"], 1.2)
-        goal("... including the import of lite_compiler",
-             by["ours"]["first_call_incl_import_s"] / by["aot_eager"]["first_call_incl_import_s"], 1.2)
+    """The issue's must-show lines, judged on this run's rows, per model."""
+    models = [m for m in MODELS if _steps(report, m)]
+    lines = ["| goal | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
+    for text, variant, base, limit, field in GOALS:
+        cells = []
+        for model in models:
+            by = _steps(report, model)
+            if variant not in by or base not in by:
+                cells.append("not measured")
+                continue
+            value = by[variant][field] / by[base][field]
+            cells.append(f"{value:.2f}x: {'met' if value <= limit else '**not met**'}")
+        if any(c != "not measured" for c in cells):
+            lines.append(f"| {text} | " + " | ".join(cells) + " |")
+    cells = []
+    for model in models:
+        check = next((c for c in report["checks"] if c.get("model") == model), {})
+        value = check.get("ours_cudagraphs_bitwise_equal_to_aot_eager")
+        cells.append("not measured" if value is None else ("met" if value else "**not met**"))
+    lines.append("| ours + CUDA graphs bitwise equal to aot_eager (strict determinism) | " + " | ".join(cells) + " |")
     return lines
 
 
-def markdown(report: dict, strict: dict | None) -> str:
-    out = [f"Produced by `python bench/gpu_models.py` ({report.get('command', '')}) through the device tool on"
-           f" one {report['device']} (torch {report['torch']}); code: {report['commit']}."
+def _kernels(report: dict, model: str) -> list[str]:
+    """GPU kernel time per step by category, for the profiled variants."""
+    rows = [r for r in report["rows"] if r["model"] == model and "kernels" in r]
+    if not rows:
+        return []
+    categories = list(dict.fromkeys(c for r in rows for c in r["kernels"]["by_category_ms"]))
+    lines = ["| variant | step ms | kernel time ms | idle (step - kernel) ms | kernels | "
+             + " | ".join(categories) + " |", "|---|---|---|---|---|" + "---|" * len(categories)]
+    for r in rows:
+        k = r["kernels"]
+        lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | {r['step_ms']:.2f} | {k['busy_ms']:.2f} |"
+                     f" {r['step_ms'] - k['busy_ms']:.2f} | {k['kernels']} | "
+                     + " | ".join(f"{k['by_category_ms'].get(c, 0.0):.2f}" for c in categories) + " |")
+    return lines
+
+
+def _flex(flex: dict) -> list[str]:
+    rows = {r["variant"]: r for r in flex["rows"] if "step_ms" in r}
+    default = rows.get("default inductor", {}).get("step_ms")
+    lines = ["| variant | step ms (median) | / default mode | first call s | peak MiB | CUDA graphs |",
+             "|---|---|---|---|---|---|"]
+    for r in flex["rows"]:
+        if "step_ms" not in r:
+            lines.append(f"| {r['variant']} | **failed**: {r.get('error', '')[:160]} | | | | |")
+            continue
+        ratio = f"{r['step_ms'] / default:.2f}x" if default else ""
+        lines.append(f"| {r['variant']} | {r['step_ms']:.4f} | {ratio} | {r['first_call_s']:.2f} |"
+                     f" {r['peak_mem_mib']:.0f} | {'; '.join(r.get('cudagraphs', []))} |")
+    checks = flex.get("checks", {})
+    lines += ["", "Checks: " + "; ".join(f"{k}: {v}" for k, v in checks.items()) + "."]
+    for name in ("lite-guard lite", "lite-guard lite + cudagraphs"):
+        if name in rows and default:
+            value = rows[name]["step_ms"] / default
+            lines.append(f"Goal \"region step <= 1.0x default mode\", {name}: {value:.2f}x:"
+                         f" {'met' if value <= 1.0 else '**not met**'}.")
+    return lines
+
+
+def markdown(report: dict, flex: dict | None = None) -> str:
+    out = [f"Produced by `{report.get('command', 'python bench/gpu_models.py')}` through the device tool on"
+           f" {report['device']} GPUs (torch {report['torch']}); code: {report['commit']}."
            f" {report.get('code_note', '')}",
            "",
            "Each variant is a fresh process with empty Inductor/Triton caches; its clock starts before"
@@ -507,7 +649,11 @@ def markdown(report: dict, strict: dict | None) -> str:
            f" time is its own column. Step = forward + loss + backward, median of {report['iters']} CUDA-event"
            " timed steps after 5 warm-ups (min in brackets). Timing runs use"
            f" `{report.get('deterministic_timing')}`; the bitwise check uses `{report.get('deterministic_check')}`"
-           " (strict); every process has `CUBLAS_WORKSPACE_CONFIG=:4096:8`.",
+           " (strict); every process has `CUBLAS_WORKSPACE_CONFIG=:4096:8`. Regions are put on with"
+           " `lite_compiler.module_regions` (no edit of the model): *regions (RMSNorm, MLP)* = every"
+           " layer's norms and MLP under one id; *layer regions* = every `LlamaDecoderLayer` (resnet:"
+           " every `BasicBlock`) in a region of its own, attention and residual adds included. The"
+           " *regions* column counts region graphs (forward and backward) and how many compiled to Triton.",
            "",
            f"**HF `LlamaForCausalLM`** (random init; {report['llama']}; SDPA, bf16; vocab and MLP width are"
            " LlamaConfig's defaults, 32000 and 11008):", "", *_table(report, "llama"), "",
@@ -519,28 +665,36 @@ def markdown(report: dict, strict: dict | None) -> str:
             "|---|---|---|---|---|"]
     for c in report["checks"]:
         if "error" in c:
-            out.append(f"| {c['model']} | **failed**: {c['error'][:120]} | | | |")
+            out.append(f"| {c['model']} | **failed**: {c['error'][:160]} | | | |")
             continue
         cell = (lambda v: "bitwise equal" if c[f"{v}_bitwise_equal_to_aot_eager"]
                 else "differs: " + ", ".join(c[f"{v}_differs"]))
         out.append(f"| {c['model']} | {c['tensors_per_step']} x {c['steps']} steps | {cell('ours')} |"
                    f" {cell('ours_cudagraphs')} | {cell('cudagraphs_backend')} |")
-    out += ["", *_goals(report)]
-    breakdown = next((r["region_breakdown"] for r in report["rows"] if "region_breakdown" in r), None)
+    out += ["", "**Goals of issue #13** (this run):", "", *_goals(report)]
+    for model in MODELS:
+        lines = _kernels(report, model)
+        if lines:
+            out += ["", f"**Where the step time goes** ({model}; one profiled step after timing, torch.profiler;"
+                    " kernel time by category, ms; kernels inside a CUDA-graph replay counted one by one):", "",
+                    *lines]
+    breakdown = next((r for r in report["rows"] if "region_breakdown" in r and r["model"] == "llama"), None)
     if breakdown:
-        b, a = breakdown["through_inductor_call"], breakdown["direct"]
-        out += ["", "**Where region time goes** (llama, ours + regions, one step without CUDA graphs, host side):"
-                f" {a['region_calls_per_step']} region calls per step; host time per step {a['host_ms_per_step']} ms,"
-                f" of which {a['host_ms_in_regions']} ms inside region calls, {a['host_ms_in_generated_code']} ms of"
-                " that in Inductor's generated code (kernel launches); boundary overhead per call"
-                f" {b['host_us_boundary_per_call']} us through `CompiledFxGraph.__call__` (before) vs"
-                f" {a['host_us_boundary_per_call']} us calling its `current_callable` directly (now);"
-                f" misaligned-input copies per step: {a['misaligned_input_copies_per_step']}."
-                f" {report.get('regions_note', '')}."]
-    if strict:
-        out += ["", f"Same llama benchmark with timing under strict determinism too (code: {strict['commit']}):"
-                " every variant is slower and GPU-bound (strict mode also rules out the fast SDPA backward):", "",
-                *_table(strict, "llama")]
+        b, a = breakdown["region_breakdown"]["through_inductor_call"], breakdown["region_breakdown"]["direct"]
+        out += ["", f"**Region boundaries** (llama, {LABELS[breakdown['variant']]}, one step without CUDA graphs,"
+                f" host side): {a['region_calls_per_step']} region calls per step; host time per step"
+                f" {a['host_ms_per_step']} ms, of which {a['host_ms_in_regions']} ms inside region calls,"
+                f" {a['host_ms_in_generated_code']} ms of that in Inductor's generated code (kernel launches);"
+                f" boundary overhead per call {b['host_us_boundary_per_call']} us through"
+                f" `CompiledFxGraph.__call__` vs {a['host_us_boundary_per_call']} us calling its"
+                f" `current_callable` directly (what lite does); misaligned-input copies per step:"
+                f" {a['misaligned_input_copies_per_step']}."]
+    if flex:
+        out += ["", f"**Seed flex-attention example** (`{flex.get('command', 'python bench/gpu_flex_attention.py')}`,"
+                " same run; sin -> flex_attention(score_mod, block mask) -> cos, bf16, 1 x 1 x 768 x 64,"
+                " forward + backward; each variant a fresh process with empty caches; ours and upstream"
+                " lite compile flex_attention as a region, default mode compiles everything):", "",
+                *_flex(flex)]
     return "\n".join(out)
 
 
@@ -549,7 +703,22 @@ def _write(report: dict, path: str | None) -> None:
         Path(path).write_text(json.dumps(report, indent=2) + "\n")
 
 
+def merge(reports: list[dict]) -> dict:
+    """One report from several runs of the same code (e.g. one model per GPU, in parallel)."""
+    merged = {**reports[0], "rows": [], "checks": []}
+    for key in ("llama", "resnet"):
+        merged[key] = next((r[key] for r in reports if any(row["model"] == key for row in r["rows"])),
+                           reports[0][key])
+    merged["command"] = "; ".join(dict.fromkeys(r.get("command", "") for r in reports))
+    for report in reports:
+        merged["rows"] += report["rows"]
+        merged["checks"] += report["checks"]
+    return merged
+
+
 def _commit() -> str:
+    if os.environ.get("GPU_BENCH_COMMIT"):  # a copy without .git: the caller says what it holds
+        return os.environ["GPU_BENCH_COMMIT"]
     marker = Path(__file__).resolve().parent.parent / "COMMIT"  # a snapshot says what it holds
     if marker.exists():
         return marker.read_text().strip()
