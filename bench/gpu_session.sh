@@ -21,7 +21,10 @@ RESNET_VARIANTS=inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,c
     --timeout 100 --json "$OUT/gpu_flex_attention.json" > "$OUT/flex.log" 2>&1 ) &
 ( CUDA_VISIBLE_DEVICES=1 timeout 430 python3 bench/gpu_models.py --models resnet --variants "$RESNET_VARIANTS" \
     --profile --deadline 330 --json "$OUT/gpu_models_resnet.json" > "$OUT/resnet.log" 2>&1
-  CUDA_VISIBLE_DEVICES=1 timeout $((570 - SECONDS)) python3 -m pytest -q -n 4 tests/test_guard_registry.py \
+  # TESTS_TREE: run the tests on another checkout (e.g. the working tree, when the benchmark
+  # runs on a clean snapshot of a commit).
+  cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD" CUDA_VISIBLE_DEVICES=1 \
+    timeout $((570 - SECONDS)) python3 -m pytest -q -n 4 tests/test_guard_registry.py \
     tests/test_guard_mutations.py tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py \
     -p no:cacheprovider > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" ) &
 wait
