@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 7  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 9  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
@@ -133,13 +133,16 @@ def _custom_hooks(registry: Any) -> list:
 
 @functools.lru_cache(maxsize=4096)
 def _package_of(directory: str) -> tuple[str, ...]:
-    """The dotted package a directory is: its parents count while they hold ``__init__.py``."""
-    if not os.path.isfile(os.path.join(directory, "__init__.py")):
-        return ()
+    """The dotted package a directory is: its parents count while they hold ``__init__.py``;
+    a directory without one inside such a package is a namespace portion (PEP 420), as
+    ``sglang/srt/`` is: Python imports ``sglang.srt.compilation.x`` from it, so that is its name."""
     parent, name = os.path.split(directory)
     if not name or parent == directory:
         return ()
-    return (*_package_of(parent), name)
+    if os.path.isfile(os.path.join(directory, "__init__.py")):
+        return (*_package_of(parent), name)
+    above = _package_of(parent) if name.isidentifier() else ()
+    return (*above, name) if above else ()
 
 
 def module_name(path: str | PurePath, on_disk: bool | None = None) -> str:
@@ -220,6 +223,7 @@ class _Extractor(ast.NodeVisitor):
             "suppress": _suppression_lines(lines),
         }
         self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
+        self.loop_sites: dict[tuple, tuple] = {}  # (scope, class, loop variable) -> sites, iterable
         self.watched = set(vocab.short_names)  # local names of observer / pattern-pass callables
         self.target: Any = None  # what the value being visited is assigned to (for unnamed passes)
         self.in_container = False
@@ -290,6 +294,12 @@ class _Extractor(ast.NodeVisitor):
             klass["methods"].append(node.name)
             if _is_abstract(node):
                 klass["abstract"].append(node.name)
+            if node.name == "__init__":
+                self._init_flow(klass, node)
+            elif node.name == "__call__":
+                evidence = _graph_call(node)
+                if evidence:
+                    klass["graph_call"] = evidence
         if klass is None:
             self._bind(node.name, ["func", qualname])
         for decorator in node.decorator_list:
@@ -310,10 +320,15 @@ class _Extractor(ast.NodeVisitor):
             self.summary["calls"][qualname] = [
                 [self.expr(c.func), c.lineno, c.col_offset + 1]
                 for c in _walk_calls(node)]
+            # Functions the root hands on without calling them (run_and_log(name, fn, gm),
+            # a pass list it loops over): steps too (LG005), with the call they are given to.
+            self.summary.setdefault("refs", {})[qualname] = [
+                [self.expr(ref), ref.lineno, ref.col_offset + 1, self.expr(owner)]
+                for ref, owner in _walk_refs(node)]
         sites = len(self.summary["sites"])
-        if self.light:
+        if self.light and not root:  # a root's locals name its steps: always read
             pass  # a light file has no site; what its methods store on self is not needed
-        elif self.function_filter is not None and not self.function_filter(node):
+        elif self.function_filter is not None and not root and not self.function_filter(node):
             self._self_attributes(node)  # a site elsewhere in this file may read self.x
         else:
             for statement in node.body:
@@ -323,8 +338,40 @@ class _Extractor(ast.NodeVisitor):
             # Locals matter only to resolve what a site in this function (or a nested one)
             # names; dropping the rest keeps a cached summary small.
             self.summary["assigns"].pop(qualname, None)
+        if returns:
+            # A factory returning a function or class it defines (``def make(): def joint_pass
+            # ...; return joint_pass``): the returned name is that definition, whose runtime
+            # identity is ``make.<locals>.joint_pass``. Bound even when the body was read light.
+            returned = {r[1] for r in returns if r[0] == "n"}
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                        and statement.name in returned:
+                    kind = "class" if isinstance(statement, ast.ClassDef) else "func"
+                    self.summary["assigns"].setdefault(qualname, {})[statement.name] = \
+                        [kind, f"{qualname}.<locals>.{statement.name}"]
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _init_flow(self, klass: dict, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """What flows through a constructor: its parameters, and the arguments it hands to
+        ``super().__init__`` (vLLM: ``super().__init__(config, "act_quant_fusion_pass")`` names
+        the pattern pass its base builds with ``PatternMatcherPass(pass_name=pass_name)``).
+        Top-level statements only, so this stays cheap on every class."""
+        klass["init"] = [a.arg for a in [*node.args.posonlyargs, *node.args.args][1:]]
+        for statement in node.body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                    and call.func.attr == "__init__" and isinstance(call.func.value, ast.Call) \
+                    and _last(call.func.value.func) == "super":
+                klass["super_init"] = [
+                    [self.expr(a) if not isinstance(a, ast.Starred) else ["?", "*"]
+                     for a in call.args[:8]],
+                    {k.arg: self.expr(k.value) for k in call.keywords[:8] if k.arg},
+                    {**{str(i): [a.lineno, a.col_offset + 1] for i, a in enumerate(call.args[:8])},
+                     **{k.arg: [k.value.lineno, k.value.col_offset + 1]
+                        for k in call.keywords[:8] if k.arg}},
+                    call.lineno, call.col_offset + 1]
+                return
 
     def _self_attributes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A method read light: only its own ``self.x = ...`` statements (another method of the
@@ -409,9 +456,22 @@ class _Extractor(ast.NodeVisitor):
         self._visit_value(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        if isinstance(node.target, ast.Name):
-            self._bind(node.target.id, ["iter", self.expr(node.iter)])
+        if not isinstance(node.target, ast.Name):
+            self.generic_visit(node)
+            return
+        name, iterable = node.target.id, self.expr(node.iter)
+        key = (self.scope, self._enclosing_class(), name)
+        earlier = self.loop_sites.get(key)
+        if earlier is not None and earlier[2] != iterable:
+            # The name is reused by a second loop (split_cat: ``for pass_name in pre_...`` then
+            # ``for pass_name in post_...``): the first loop's sites keep their own iterable.
+            start, end, before = earlier
+            for site in self.summary["sites"][start:end]:
+                _pin_loop_variable(site, name, before)
+        self._bind(name, ["iter", iterable])
+        start = len(self.summary["sites"])
         self.generic_visit(node)
+        self.loop_sites[key] = (start, len(self.summary["sites"]), iterable)
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
 
@@ -691,6 +751,78 @@ def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extract
     return found
 
 
+# What a graph pass does with the graph it is given: torch.fx's Graph / GraphModule interface.
+_GRAPH_TYPES = ("Graph", "GraphModule")
+_GRAPH_USES = frozenset({"nodes", "find_nodes", "erase_node", "recompile", "eliminate_dead_code",
+                         "inserting_before", "inserting_after", "create_node", "call_function",
+                         "owning_module", "graph", "lint"})
+
+
+def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """Why ``__call__(self, g)`` is a graph pass's entry point, or "": it is called with exactly
+    one graph (a backend's ``(gm, example_inputs)`` is not a pass), annotated as an FX graph or
+    used as one (``g.nodes``, ``g.erase_node``, ``patterns.apply(g)``, ``p(g)`` for sub-passes)."""
+    positional = [*node.args.posonlyargs, *node.args.args][1:]
+    required = len(positional) - len(node.args.defaults)
+    if not positional or required != 1:
+        return ""
+    param = positional[0]
+    if param.annotation is not None:
+        annotation = param.annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            text = annotation.value.rsplit(".", 1)[-1]
+        else:
+            text = _last(annotation)
+        if text in _GRAPH_TYPES:
+            return f"annotated {text}"
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) \
+                and inner.value.id == param.arg and inner.attr in _GRAPH_USES:
+            return f"uses {param.arg}.{inner.attr}"
+    return ""
+
+
+def _pin_loop_variable(site: dict, name: str, iterable: list) -> None:
+    """Bind a loop variable inside one site to its own loop's iterable (a comprehension form)."""
+    def pin(expr: list) -> list:
+        return ["k", expr, [[name, iterable]]] if expr == ["n", name] else expr
+
+    for field in ("args", "value"):
+        if isinstance(site.get(field), list) and field == "args":
+            site[field] = [pin(e) for e in site[field]]
+        elif field in site:
+            site[field] = pin(site[field])
+    if "kw" in site:
+        site["kw"] = {k: pin(v) for k, v in site["kw"].items()}
+
+
+def _walk_refs(node: ast.AST) -> Iterator[tuple[ast.expr, ast.AST | None]]:
+    """Names a function's own body hands on as values: call arguments (``partial(f, ...)``'s
+    ``f``) and elements of list / tuple / set displays, with the call they are given to (None for
+    a display). Calls' own callees are ``_walk_calls``'; annotations are not values."""
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(c, None) for c in node.body]  # type: ignore
+    while stack:
+        child, owner = stack.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.AnnAssign):
+            stack.extend((c, owner) for c in (child.target, child.value) if c is not None)
+            continue
+        if isinstance(child, ast.Call):
+            values = [*child.args, *(k.value for k in child.keywords)]
+            for value in values:
+                if isinstance(value, (ast.Name, ast.Attribute)) and _dotted(value):
+                    yield value, child.func
+            stack.extend((c, child.func) for c in values)
+            stack.append((child.func, owner))
+            continue
+        if isinstance(child, (ast.List, ast.Tuple, ast.Set)):
+            for element in child.elts:
+                if isinstance(element, (ast.Name, ast.Attribute)) and _dotted(element):
+                    yield element, None
+        stack.extend((c, owner) for c in ast.iter_child_nodes(child))
+
+
 def _walk_calls(node: ast.AST) -> Iterator[ast.Call]:
     """Calls in a function's own body (nested defs and classes are their own functions)."""
     stack = list(ast.iter_child_nodes(node))
@@ -791,6 +923,7 @@ class Index:
         self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
         self._pass_bases: dict[tuple[str, str, str], str | None] = {}
         self._lookups: dict[tuple[str, str], Ref] = {}
+        self._children: dict[tuple[str, str], list[tuple[str, str]]] | None = None
 
     # ---- modules -------------------------------------------------------------------------
     def module(self, name: str) -> dict | None:
@@ -1035,6 +1168,17 @@ class Index:
         self._pass_bases[key] = found
         return found
 
+    def subclasses(self, module: str, qualname: str) -> list[tuple[str, str]]:
+        """The classes of the tree that derive directly from this one."""
+        if self._children is None:
+            self._children = {}
+            for mod, summary in self.modules.items():
+                for qual in summary["classes"]:
+                    for base in self.bases(mod, qual):
+                        if base[0] == "class":
+                            self._children.setdefault((base[1], base[2]), []).append((mod, qual))
+        return self._children.get((module, qualname), [])
+
     def is_callable(self, module: str, qualname: str) -> bool | None:
         """Do instances of this class have a ``__call__``? None when a base cannot be read."""
         if self.ancestors(module, qualname)[1]:
@@ -1083,7 +1227,7 @@ class Index:
 
     # ---- values --------------------------------------------------------------------------
     def values(self, module: str, scope: str, expr: list, klass: str = "",
-               binds: dict | None = None, depth: int = 0) -> list:
+               binds: dict | None = None, depth: int = 0, self_class: str = "") -> list:
         """The definitions an expression may evaluate to, for what flows into a hook:
         a list of Refs (instances as ("instance", module, class)), strings ("str", s), and
         ``Unresolved`` for anything we cannot follow."""
@@ -1109,12 +1253,14 @@ class Index:
         if kind == "lambda":
             prefix = f"{expr[1]}.<locals>." if expr[1] else ""
             return [("func", module, f"{prefix}<lambda>")]
+        if klass and _names_own_class(expr):  # self.__class__.__name__: the instance's class
+            return [("str", (self_class or klass).rsplit(".", 1)[-1])]
         if kind == "n":
             head = expr[1].split(".", 1)[0]
             if binds and head in binds and "." not in expr[1]:
                 return self._elements(module, scope, binds[head], klass, binds, d)
             ref = self.resolve_name(module, scope, expr[1], klass)
-            return self._ref_values(ref, expr, d)
+            return self._ref_values(ref, expr, d, self_class or klass)
         if kind == "call":
             callee = expr[1]
             if _is_partial(expr):
@@ -1153,7 +1299,7 @@ class Index:
             values += self.values(module, qualname, expr, klass, None, depth + 1)
         return values
 
-    def _ref_values(self, ref: Ref, expr: list, depth: int) -> list:
+    def _ref_values(self, ref: Ref, expr: list, depth: int, self_class: str = "") -> list:
         kind = ref[0]
         if kind in ("class", "func", "instance"):
             return [ref]
@@ -1161,7 +1307,10 @@ class Index:
             binding = ref[3]
             if binding[0] == "iter":
                 return self._elements(ref[1], ref[2], binding[1], _klass(ref), None, depth)
-            return self.values(ref[1], ref[2], binding, _klass(ref), None, depth)
+            # self.x defined in a base: `self` there is still the instance of self_class
+            inherited = self_class if _klass(ref) and expr[0] == "n" \
+                and expr[1].split(".", 1)[0] in ("self", "cls") else ""
+            return self.values(ref[1], ref[2], binding, _klass(ref), None, depth, inherited)
         if kind == "ext" and ref[2]:
             return [ref]
         return [Unresolved(_text(expr))]
@@ -1199,6 +1348,14 @@ def split_external(module: str, qualname: str) -> tuple[str, str]:
     while len(parts) > 1 and parts[0][:1].islower() or len(parts) > 1 and parts[0].startswith("_"):
         module = f"{module}.{parts.pop(0)}" if module else parts.pop(0)
     return module, ".".join(parts)
+
+
+def _names_own_class(expr: list) -> bool:
+    """``self.__class__.__name__``, ``cls.__name__``, ``type(self).__name__``."""
+    if expr[0] == "n":
+        return expr[1] in ("self.__class__.__name__", "cls.__name__")
+    return expr[0] == "a" and expr[2] == "__name__" and expr[1][0] == "call" \
+        and expr[1][1] == ["n", "type"] and expr[1][2] == [["n", "self"]]
 
 
 def _is_partial(expr: list) -> bool:

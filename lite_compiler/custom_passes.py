@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,51 @@ def pass_identity(custom_pass: Any) -> str:
         else type(custom_pass)
     module = getattr(obj, "__module__", None) or "<unknown>"
     return identity(module, obj.__qualname__)
+
+
+def applied_identity(obj: Any, name: str | None, defining_module: str) -> str:
+    """The identity of an observer or pattern pass at run time, the one the lint suggests:
+    torch's own name when torch code applies it; else qualified by the module of the code that
+    applies it, ``module:name``, so a third-party pass named like a torch pass cannot borrow its
+    permission; an unnamed one by what holds it there (``module:Class.attr`` for ``self.attr``,
+    ``module:function.local``, ``module:global``), as the lint names it by its variable."""
+    from lite_guard.identity import is_torch_module, qualified_name
+
+    frame = sys._getframe(1)
+    while frame is not None and _is_plumbing(frame.f_globals.get("__name__", ""), defining_module):
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    if frame is None or is_torch_module(module):
+        return name or "unnamed_pattern_matcher_pass"
+    if name:
+        return qualified_name(module, name)
+    return qualified_name(module, _holder(obj, frame))
+
+
+def _is_plumbing(module: str, defining_module: str) -> bool:
+    """Frames that only forward the call: the class's own module and the guard's wrappers."""
+    return module == defining_module or module.startswith("lite_compiler.")
+
+
+def _holder(obj: Any, frame: Any) -> str:
+    """Where the applying code keeps an unnamed pass: an attribute of ``self`` (named by the class
+    whose method applies it), a local, or a global of its module."""
+    code = frame.f_code
+    qualname = getattr(code, "co_qualname", code.co_name)
+    owner = frame.f_locals.get("self")
+    if owner is not None and owner is not obj and "." in qualname:
+        for attr, value in getattr(owner, "__dict__", {}).items():
+            held = value.values() if isinstance(value, dict) else value \
+                if isinstance(value, (list, tuple)) else (value,)
+            if any(v is obj for v in held):
+                return f"{qualname.rsplit('.', 1)[0]}.{attr}"
+    for local, value in frame.f_locals.items():
+        if value is obj and local != "self":
+            return f"{qualname}.{local}" if qualname != "<module>" else local
+    for name, value in frame.f_globals.items():
+        if value is obj:
+            return name
+    return "<unnamed>"
 
 
 def expand(value: Any) -> tuple[Any, ...]:

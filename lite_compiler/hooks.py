@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lite_compiler import effects, guard
+from lite_compiler import custom_passes, effects, guard
 from lite_compiler.errors import LiteConfigError
 from lite_guard import SUPPORTED_TORCH_TEXT
 
@@ -183,12 +183,17 @@ def _observer_stage(observer: Any) -> str:
     return "lowering"
 
 
+_OBSERVER_MODULE = "torch.fx.passes.graph_transform_observer"
+_PATTERN_MODULE = "torch._inductor.pattern_matcher"
+
+
 def _observer_enter(original_enter: Callable[..., Any]) -> Callable[..., Any]:
     def __enter__(self: Any) -> Any:
         if guard.current_session() is None:
             return original_enter(self)
-        record = guard.check(self.passname, _observer_stage(self), "observer")
-        self._lite_effect = effects.registered_pass(self.passname, _observer_stage(self),
+        name = custom_passes.applied_identity(self, self.passname, _OBSERVER_MODULE)
+        record = guard.check(name, _observer_stage(self), "observer")
+        self._lite_effect = effects.registered_pass(name, _observer_stage(self),
                                                     (getattr(self, "gm", None),), record)
         self._lite_effect.__enter__()
         self._lite_record, self._lite_start = record, time.perf_counter()
@@ -217,7 +222,8 @@ def _pattern_apply(original_apply: Callable[..., Any]) -> Callable[..., Any]:
     def apply(self: Any, gm: Any) -> int:
         if guard.current_session() is None:
             return original_apply(self, gm)
-        name = self.pass_name or "unnamed_pattern_matcher_pass"
+        # Torch's name when torch applies it, else qualified (custom_passes.applied_identity).
+        name = custom_passes.applied_identity(self, self.pass_name, _PATTERN_MODULE)
         with guard.timed(name, "post_grad", "pattern") as record, \
                 effects.registered_pass(name, "post_grad", (gm,), record):
             return original_apply(self, gm)

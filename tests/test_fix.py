@@ -94,7 +94,7 @@ def test_fix_round_trip_leaves_only_the_why_placeholders(project, capsys):
 def test_fix_appends_to_the_existing_project_registry_keeping_its_style(project, capsys):
     own = project / "registry" / "mine.toml"
     own.parent.mkdir()
-    original = ('# our passes, reviewed by the compiler team\n\n[[pass]]\nname = "my_patterns"\n'
+    original = ('# our passes, reviewed by the compiler team\n\n[[pass]]\nname = "passes:my_patterns"\n'
                 'stage = "post_grad"   # aligned comment\nlite = "never"\nkind = "pattern"\n'
                 'why = "pattern rewrites change numerics"\n')
     own.write_text(original)

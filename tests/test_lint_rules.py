@@ -226,7 +226,7 @@ def test_cache_key_includes_the_registry(tmp_path):
     (tmp_path / "a.py").write_text(PMP + "p = PatternMatcherPass(pass_name='mine')\n")
     cache = Cache(tmp_path / "cache")
     registered = tmp_path / "registered.toml"
-    registered.write_text('[[pass]]\nname = "mine"\nstage = "post_grad"\nlite = "never"\n')
+    registered.write_text('[[pass]]\nname = "a:mine"\nstage = "post_grad"\nlite = "never"\n')
     clean = lint_paths([tmp_path / "a.py"], Registry.from_files([BASES, VOCABULARY, registered]),
                        cache=cache)
     dirty = lint_paths([tmp_path / "a.py"], VOCAB, cache=cache)
@@ -287,7 +287,7 @@ def test_two_files_of_one_module_name_are_both_checked(tmp_path):
         (tmp_path / project / "conftest.py").write_text(PMP + line + "\n")
     report = lint_paths([tmp_path], VOCAB, jobs=1)
     assert [(Path(f.path).parent.name, f.line, f.name) for f in report.findings] == [
-        ("a", 2, "one"), ("b", 2, "conftest:q")]
+        ("a", 2, "conftest:one"), ("b", 2, "conftest:q")]
 
 
 # ---- a real-world-shaped tree (tests/lint_fixtures/vllm_like) --------------------------------
@@ -297,9 +297,10 @@ VLLM_REGISTRY = VLLM_LIKE / "registry.toml"  # registers every pass of the tree
 # Every pass of the tree, each form once: (file, line, col, identity).
 VLLM_FINDINGS = [
     ("fusion.py", 13, 7, "vllmx.compilation.fusion:RMSNormQuantFusionPass"),  # base via 2 files
-    ("fusion.py", 17, 39, "rms_norm_quant_fusion"),  # PMP alias, self.attr
+    # outside torch a pattern pass's name is qualified by the module that builds it
+    ("fusion.py", 17, 39, "vllmx.compilation.fusion:rms_norm_quant_fusion"),  # PMP alias, self.attr
     ("fusion.py", 23, 7, "vllmx.compilation.fusion:AttnFusionPass"),  # base re-exported by __init__
-    ("fusion.py", 25, 39, "attn_fusion"),  # name from another module
+    ("fusion.py", 25, 39, "vllmx.compilation.fusion:attn_fusion"),  # name from another module
     ("fusion.py", 31, 7, "vllmx.compilation.fusion:NoOpElimination"),
     ("fusion.py", 37, 26, "vllmx.compilation.fusion:make_dynamic.name"),  # unresolvable: by owner
     ("hooks.py", 57, 37, "vllmx.compilation.hooks:strip_causal_mask"),  # through a variable
@@ -318,8 +319,8 @@ VLLM_FINDINGS = [
     ("hooks.py", 81, 41, "vllmx.compilation.hooks:install.passes"),  # a parameter: by owner
     ("passes.py", 9, 7, "vllmx.compilation.passes:FxCleanup"),  # torch.fx PassBase
     ("passes.py", 23, 11, "vllmx.compilation.passes:STAGES"),  # unnamed, in a comprehension
-    ("passes.py", 24, 39, "stage_a"),  # name from a comprehension
-    ("passes.py", 24, 39, "stage_b"),
+    ("passes.py", 24, 39, "vllmx.compilation.passes:stage_a"),  # name from a comprehension
+    ("passes.py", 24, 39, "vllmx.compilation.passes:stage_b"),
     ("third_party.py", 10, 36, "vllmx.compilation.third_party:fx_graph_cse"),  # not torch's
     ("unresolved.py", 12, 37, "vllmx.compilation.unresolved:VendorFusion"),  # unknown base
 ]
@@ -372,7 +373,7 @@ def test_a_pattern_pass_subclass_from_another_file_is_a_pattern_pass(tmp_path):
                                     "p = MyPatterns(pass_name='cross_file')\n"
                                     "q = dict(pass_name='not_a_pass')\n")
     report = lint_paths([package], VOCAB, jobs=1)
-    assert [(Path(f.path).name, f.line, f.name) for f in report.findings] == [("use.py", 2, "cross_file")]
+    assert [(Path(f.path).name, f.line, f.name) for f in report.findings] == [("use.py", 2, "pk.use:cross_file")]
 
 
 def test_a_base_the_project_registry_declares_makes_passes_without_its_source(tmp_path):
@@ -388,12 +389,13 @@ def test_a_base_the_project_registry_declares_makes_passes_without_its_source(tm
     assert [(f.line, f.name) for f in found.findings] == [(2, "vllm_ascend.fusion:AscendFusion")]
 
 
-def test_third_party_observer_named_like_a_torch_pass_must_be_renamed():
-    # The runtime guard sees an observed pass only by its name: torch's entry would let it run.
+def test_third_party_observer_named_like_a_torch_pass_gets_a_qualified_identity():
+    # Outside torch an observed pass is qualified by the module that applies it, as the runtime
+    # guard names it (lite_compiler.custom_passes.applied_identity): torch's entry cannot match.
     source = (GTO + "def run(gm):\n    GraphTransformObserver(gm, 'fx_graph_cse')\n").encode()
     (finding,) = lint_source("myproj/cse.py", source, VOCAB).findings
-    assert (finding.line, finding.name) == (3, "myproj.cse.fx_graph_cse")
-    assert "named 'fx_graph_cse' like torch's own pass" in finding.message
+    assert (finding.line, finding.name) == (3, "myproj.cse:fx_graph_cse")
+    assert finding.message.startswith("graph pass 'myproj.cse:fx_graph_cse' (GraphTransformObserver)")
 
 
 def test_third_party_pass_named_like_a_torch_pass_is_not_silenced_by_torchs_entry():

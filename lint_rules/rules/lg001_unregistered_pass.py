@@ -70,16 +70,14 @@ class UnregisteredPass(IndexRule):
         Example('class PatternMatcherPass:\n    pass\nx = PatternMatcherPass()'),  # not Inductor's
     ]
     INVALID = [
+        # Outside torch an observed pass is qualified by the module that applies it (the runtime
+        # guard names it so too), so it can never borrow the permission of a torch pass.
         Example(_IMPORTS + 'GraphTransformObserver(gm, "fuse_everything").apply_graph_pass(f)',
-                line=5, message=_msg("fuse_everything", "GraphTransformObserver",
+                line=5, message=_msg("example:fuse_everything", "GraphTransformObserver",
                                      "post_grad", "observer")),
-        # Outside torch, a pass named like a torch pass is not that pass: the guard only sees the
-        # name, so torch's entry would let it run. It needs a name of its own.
         Example(_IMPORTS + 'GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)',
-                line=5, message=_msg("example.remove_noop_ops", "GraphTransformObserver named"
-                                     " 'remove_noop_ops' like torch's own pass, which the runtime"
-                                     " guard cannot tell apart; rename it", "post_grad",
-                                     "observer")),
+                line=5, message=_msg("example:remove_noop_ops", "GraphTransformObserver",
+                                     "post_grad", "observer")),
         Example(_IMPORTS + 'with GraphTransformObserver(gm, passname="fuse_everything"):\n    pass',
                 path="torch/_inductor/fx_passes/post_grad.py",
                 line=5, message=_msg("fuse_everything", "GraphTransformObserver", "post_grad",
@@ -94,18 +92,18 @@ class UnregisteredPass(IndexRule):
                                      " name, known here by its variable; the runtime guard sees"
                                      " no name: give it one", "post_grad", "pattern")),
         Example(_IMPORTS + 'NAME = "my_fusion"\np = PatternMatcherPass(pass_name=NAME)',
-                line=6, message=_msg("my_fusion", "PatternMatcherPass", "post_grad",
+                line=6, message=_msg("example:my_fusion", "PatternMatcherPass", "post_grad",
                                      "pattern")),
         Example(_IMPORTS + 'class Fusion:\n    pass_name = "rms_fusion"\n    def __init__(self):\n'
                 '        self.p = PatternMatcherPass(pass_name=self.pass_name)',
-                line=8, message=_msg("rms_fusion", "PatternMatcherPass", "post_grad",
+                line=8, message=_msg("example:rms_fusion", "PatternMatcherPass", "post_grad",
                                      "pattern")),
         Example(_IMPORTS + 'def make(name):\n    return PatternMatcherPass(pass_name=name)',
                 line=6, message=_msg("example:make.name", "PatternMatcherPass; its name 'name' is"
                                      " not a constant, so it is known by its owner", "post_grad",
                                      "pattern")),
         Example(_IMPORTS + 'with GraphTransformObserver(gm, f"my_pass_{i}"):\n    pass',
-                line=5, message=_msg("my_pass_*", "GraphTransformObserver", "post_grad",
+                line=5, message=_msg("example:my_pass_*", "GraphTransformObserver", "post_grad",
                                      "observer")),
         Example(_IMPORTS + 'class MyPass(CustomGraphPass):\n    def __call__(self, g):\n'
                 '        pass\n    def uuid(self):\n        return None',
@@ -200,7 +198,10 @@ class _Check:
     # ---- pass classes --------------------------------------------------------------------
     def _classes(self, module: str, summary: dict) -> None:
         index = self.index
+        torch = is_torch_module(real_module(module))
         for qualname, klass in summary["classes"].items():
+            if not torch and "graph_call" in klass:
+                self._graph_callable(module, qualname, klass)
             if not klass["bases"]:
                 continue
             base = index.pass_base(module, qualname)
@@ -213,6 +214,25 @@ class _Check:
             form = f"class deriving from {_short(base)}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
                         guess_stage(real_module(module), qualname))
+
+    def _graph_callable(self, module: str, qualname: str, klass: dict) -> None:
+        """A class no registry base makes a pass, whose instances are called with one FX graph
+        (``GraphFusionPassManager.__call__(self, graph: fx.Graph)``, a pass deriving from a base
+        outside the linted tree such as ``vllm...VllmInductorPass``): by its effect, a pass.
+        Inside torch the pipeline roots (LG005) say which calls are passes instead."""
+        index = self.index
+        if index.pass_base(module, qualname) is not None or "__call__" in klass["abstract"]:
+            return  # a registry base decides (above); an abstract __call__ is not a pass yet
+        if not index.is_concrete(module, qualname) and index.ancestors(module, qualname)[1] == []:
+            return
+        name = index.identity(module, qualname)
+        self.classes.add(name)
+        unresolved = index.ancestors(module, qualname)[1]
+        form = f"class whose __call__ takes an FX graph ({klass['graph_call']})"
+        if unresolved:
+            form += f"; its base '{unresolved[0]}' cannot be resolved"
+        self._found(module, klass["line"], klass["col"], name, form, "class",
+                    guess_stage(real_module(module), qualname))
 
     # ---- observers and pattern passes ----------------------------------------------------
     def _constructor(self, module: str, site: dict) -> None:
@@ -244,25 +264,64 @@ class _Check:
             return
         for value in values:
             if isinstance(value, Unresolved):
+                if self._passed_in(module, site, argument, label, kind, stage):
+                    continue  # named by the subclasses that pass the name in
                 owner = _owner(site)
                 name = qualified_name(real_module(module), f"{owner}.{value.text}" if owner else value.text)
                 form = (f"{label}; its name '{value.text}' is not a constant, so it is known by its"
                         " owner")
                 self._found(module, line, col, name, form, kind, stage)
-            elif not torch and self._torch_entry(value[1]):
-                # The guard knows an observed pass only by this name, so torch's entry would let
-                # this pass run: it needs a name of its own.
-                own = f"{real_module(module)}.{value[1]}"
-                self._report(module, line, col, own, f"{label} named '{value[1]}' like torch's own"
-                             f" pass, which the runtime guard cannot tell apart; rename it", kind,
-                             stage)
-            elif value[0] == "glob":
-                name = value[1]
+                continue
+            # Outside torch a name is qualified by the module that builds (and applies) the pass,
+            # as the runtime guard names it: it can never borrow a torch pass's permission.
+            name = value[1] if torch else qualified_name(real_module(module), value[1])
+            if value[0] == "glob":
                 self.names.add(name)
                 if name.strip("*") and not self._glob_registered(name):
                     self._report(module, line, col, name, label, kind, stage)
             else:
-                self._found(module, line, col, value[1], label, kind, stage)
+                self._found(module, line, col, name, label, kind, stage)
+
+    def _passed_in(self, module: str, site: dict, argument: Any, label: str, kind: str,
+                   stage: str, owner: tuple[str, str] | None = None, depth: int = 0) -> bool:
+        """``PatternMatcherPass(pass_name=pass_name)`` in ``Base.__init__(self, config,
+        pass_name)``: each subclass's ``super().__init__(config, "its_name")`` names one pass
+        (reported there, qualified by the module that builds it). False when none does."""
+        index = self.index
+        klass = owner or (module, site["class"])
+        info = index.class_info(*klass) if klass[1] else None
+        scope = site["scope"] if owner is None else f"{klass[1]}.__init__"
+        if info is None or argument is None or argument[0] != "n" or depth > 4 \
+                or scope != f"{klass[1]}.__init__" or argument[1] not in info.get("init", ()):
+            return False
+        position = info["init"].index(argument[1])
+        found = False
+        for sub_module, sub in index.subclasses(*klass):
+            sub_info = index.class_info(sub_module, sub)
+            call = sub_info.get("super_init")
+            if call is None:  # inherits __init__: its own subclasses pass the name
+                found = self._passed_in(module, site, argument, label, kind, stage,
+                                        (sub_module, sub), depth + 1) or found
+                continue
+            args, keywords, positions, line, col = call
+            key = argument[1] if argument[1] in keywords else str(position)
+            passed = keywords.get(argument[1]) or (args[position] if position < len(args) else None)
+            if passed is None:
+                continue
+            if passed[0] == "n" and passed[1] in sub_info.get("init", ()):
+                found = self._passed_in(module, site, passed, label, kind, stage,
+                                        (sub_module, sub), depth + 1) or found
+                continue
+            at_line, at_col = positions.get(key, [line, col])
+            for value in index.strings(sub_module, f"{sub}.__init__", passed, sub):
+                if isinstance(value, Unresolved):
+                    continue
+                name = qualified_name(real_module(module), value[1])
+                found = True
+                self._found(sub_module, at_line, at_col, name,
+                            f"{label} built by {klass[1]}.__init__ with the name passed here",
+                            kind, stage)
+        return found
 
     def _unnamed(self, module: str, site: dict, label: str, kind: str, stage: str) -> None:
         target = site.get("target") or ""
