@@ -200,7 +200,7 @@ class _Check:
         index = self.index
         torch = is_torch_module(real_module(module))
         for qualname, klass in summary["classes"].items():
-            if not torch and "graph_call" in klass:
+            if not torch and ("graph_call" in klass or klass["bases"]):
                 self._graph_callable(module, qualname, klass)
             if not klass["bases"]:
                 continue
@@ -221,18 +221,32 @@ class _Check:
         outside the linted tree such as ``vllm...VllmInductorPass``): by its effect, a pass.
         Inside torch the pipeline roots (LG005) say which calls are passes instead."""
         index = self.index
-        if index.pass_base(module, qualname) is not None or "__call__" in klass["abstract"]:
-            return  # a registry base decides (above); an abstract __call__ is not a pass yet
+        evidence = self._graph_evidence(module, qualname)
+        if not evidence or index.pass_base(module, qualname) is not None:
+            return  # not called with a graph, or a registry base decides (above)
         if not index.is_concrete(module, qualname) and index.ancestors(module, qualname)[1] == []:
             return
         name = index.identity(module, qualname)
         self.classes.add(name)
         unresolved = index.ancestors(module, qualname)[1]
-        form = f"class whose __call__ takes an FX graph ({klass['graph_call']})"
+        form = f"class whose __call__ takes an FX graph ({evidence})"
         if unresolved:
             form += f"; its base '{unresolved[0]}' cannot be resolved"
         self._found(module, klass["line"], klass["col"], name, form, "class",
                     guess_stage(real_module(module), qualname))
+
+    def _graph_evidence(self, module: str, qualname: str) -> str:
+        """Why instances of this class are called with one FX graph: the ``__call__`` it runs
+        (its own, else the nearest in-tree ancestor's) takes one, and is not abstract."""
+        for ref in [("class", module, qualname), *self.index.ancestors(module, qualname)[0]]:
+            info = self.index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+            if info is not None and "__call__" in info["methods"]:
+                if "__call__" in info["abstract"]:
+                    return ""
+                evidence = info.get("graph_call", "")
+                return evidence if ref[2] == qualname else \
+                    f"{evidence}, inherited from {ref[2]}" if evidence else ""
+        return ""
 
     # ---- observers and pattern passes ----------------------------------------------------
     def _constructor(self, module: str, site: dict) -> None:

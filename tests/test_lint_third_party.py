@@ -1,0 +1,200 @@
+"""Third-party pass code (vLLM, vllm-ascend, torch-spyre, torchao shapes): what the lint finds in a
+tree it does not own, and one identity for lint and guard.
+
+tests/lint_fixtures/acme_like is a package written the way those projects write passes: a base
+deriving from a class outside the linted tree, pattern-pass names passed in through
+``super().__init__``, a pass manager with no base, a factory returning a nested joint pass, a
+namespace portion (a directory without ``__init__.py`` inside the package), and callables that are
+not passes (a compile backend, an abstract ``__call__``, a scalar function object).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+
+from lint_rules.engine import lint_paths
+from lite_guard.registry import Registry, shipped_registry_files
+
+FIXTURES = Path(__file__).parent / "lint_fixtures"
+ACME = FIXTURES / "acme_like"
+ACME_REGISTRY = ACME / "registry.toml"  # registers every pass of the tree
+SHIPPED = shipped_registry_files()  # what `lite_guard check --no-project` runs with
+
+# Every pass of the tree: (file, line, col, identity). Identities are what the guard checks.
+ACME_FINDINGS = [
+    ("base.py", 7, 7, "acme.compilation.base:AcmeFusionBase"),  # base outside the tree
+    ("cleanup.py", 1, 7, "acme.compilation.cleanup:DeadViewCleanup"),  # no base: uses gm.graph
+    ("fusions.py", 6, 7, "acme.compilation.fusions:RopeFusion"),  # inherits the graph __call__
+    ("fusions.py", 8, 34, "acme.compilation.base:acme_rope_fusion"),  # name via super().__init__
+    ("fusions.py", 11, 7, "acme.compilation.fusions:NormFusion"),
+    ("fusions.py", 13, 44, "acme.compilation.base:acme_norm_fusion"),  # ... as a keyword
+    ("joint.py", 10, 36, "acme.compilation.joint:make_joint_pass.<locals>.joint_pass"),  # factory
+    ("manager.py", 4, 7, "acme.compilation.manager:AcmePassManager"),  # a manager, no base
+    ("named.py", 6, 54, "acme.compilation.named:SelfNamed"),  # self.__class__.__name__
+    ("named.py", 9, 46, "acme.compilation.named:remove_noop_ops"),  # not torch's remove_noop_ops
+    ("spyre_passes.py", 6, 7, "acme.ext.spyre_passes:SpyrePrePasses"),  # namespace portion
+]
+
+
+def _acme(*registries: Path) -> list:
+    report = lint_paths([ACME], Registry.from_files([*SHIPPED, *registries]), jobs=1)
+    return sorted(report.findings)
+
+
+def _rows(findings: list) -> list[tuple]:
+    return sorted((Path(f.path).name, f.line, f.col, f.name) for f in findings)
+
+
+def test_every_third_party_form_is_found_with_its_identity():
+    assert _rows(_acme()) == sorted(ACME_FINDINGS)
+
+
+def test_third_party_tree_is_silent_when_its_passes_are_registered():
+    assert _acme(ACME_REGISTRY) == []
+
+
+@pytest.mark.parametrize("name", sorted({f[3] for f in ACME_FINDINGS}))
+def test_each_registration_silences_exactly_its_pass(name, tmp_path):
+    entries = tomllib.loads(ACME_REGISTRY.read_text())["pass"]
+    kept = tmp_path / "all_but_one.toml"
+    kept.write_text("".join(
+        f'[[pass]]\nname = "{e["name"]}"\nstage = "{e["stage"]}"\nlite = "never"\n\n'
+        for e in entries if e["name"] != name))
+    assert {f.name for f in _acme(kept)} == {name}
+
+
+def _message(findings: list, name: str) -> str:
+    (finding,) = [f for f in findings if f.name == name]
+    return finding.message
+
+
+def test_a_class_called_with_a_graph_whose_base_is_outside_the_tree_says_so():
+    message = _message(_acme(), "acme.compilation.base:AcmeFusionBase")
+    assert message == (
+        "graph pass 'acme.compilation.base:AcmeFusionBase' (class whose __call__ takes an FX graph"
+        " (annotated Graph); its base 'vllm.compilation.passes.vllm_inductor_pass.VllmInductorPass'"
+        " cannot be resolved) is not in any registry; register it: [[pass]] name ="
+        ' "acme.compilation.base:AcmeFusionBase", stage = "post_grad", lite = "never",'
+        ' kind = "class"')
+
+
+def test_a_class_with_no_base_is_a_pass_by_what_its_call_does_with_the_graph():
+    message = _message(_acme(), "acme.compilation.cleanup:DeadViewCleanup")
+    assert message.startswith("graph pass 'acme.compilation.cleanup:DeadViewCleanup' (class whose"
+                              " __call__ takes an FX graph (uses gm.recompile)) is not in any"
+                              " registry")
+
+
+def test_a_pattern_pass_name_passed_to_super_init_is_reported_where_it_is_passed():
+    message = _message(_acme(), "acme.compilation.base:acme_rope_fusion")
+    assert message.startswith("graph pass 'acme.compilation.base:acme_rope_fusion' (PatternMatcher"
+                              "Pass built by AcmeFusionBase.__init__ with the name passed here) is"
+                              " not in any registry")
+
+
+def test_backends_abstract_calls_and_plain_callables_are_not_passes():
+    report = lint_paths([ACME / "acme" / "compilation" / "not_passes.py"],
+                        Registry.from_files(SHIPPED), jobs=1)
+    assert report.findings == []
+
+
+# ---- one identity, end to end: lint -> registry -> guard on real torch ------------------------
+
+E2E_MODULE = '''\
+"""A third-party pass module: a custom graph pass applying two pattern passes."""
+from torch._inductor.custom_graph_pass import CustomGraphPass
+from torch._inductor.pattern_matcher import PatternMatcherPass
+
+
+class CosFusion(CustomGraphPass):
+    def __init__(self):
+        self.named = PatternMatcherPass(pass_name="remove_noop_ops")  # a torch pass's name
+        self.unnamed = PatternMatcherPass()
+
+    def __call__(self, graph):
+        self.named.apply(graph)
+        self.unnamed.apply(graph)
+
+    def uuid(self):
+        return "acme-e2e"
+
+
+PASS = CosFusion()
+'''
+E2E_NAMES = ["acme_e2e_passes:CosFusion", "acme_e2e_passes:CosFusion.unnamed",
+             "acme_e2e_passes:remove_noop_ops"]
+
+
+def _region_fn(x):
+    import lite_compiler
+
+    y = x.sin()
+    with lite_compiler.region(id="r"):
+        y = y.cos() * 2
+    return y
+
+
+@pytest.fixture
+def e2e_module(tmp_path, monkeypatch):
+    path = tmp_path / "acme_e2e_passes.py"
+    path.write_text(E2E_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "acme_e2e_passes", raising=False)
+    return path
+
+
+def _suggested_entries(path: Path) -> list[str]:
+    """Exactly the TOML the lint suggests, one entry per finding (lite decided by a person)."""
+    report = lint_paths([path], Registry.from_files(SHIPPED), jobs=1)
+    assert sorted(f.name for f in report.findings) == E2E_NAMES
+    return [f.hint for f in report.findings]
+
+
+def _compile_with(pass_object, registries: list[Path], monkeypatch):
+    from tests.compiler_models import compile_lite
+
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", ":".join(str(p) for p in registries))
+    x = torch.randn(8)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=pass_object):
+        return compile_lite(_region_fn, fullgraph=True)(x), x
+
+
+def test_the_guard_accepts_exactly_the_identities_the_lint_suggests(e2e_module, tmp_path,
+                                                                     monkeypatch):
+    import importlib
+
+    import lite_compiler
+
+    hints = _suggested_entries(e2e_module)
+    registry = tmp_path / "project.toml"
+    # The person's one decision: this pass may run inside regions. Names are taken verbatim.
+    registry.write_text("\n".join(re.sub(r'lite = "never"', 'lite = "region"', h) for h in hints))
+    module = importlib.import_module("acme_e2e_passes")
+    out, x = _compile_with(module.PASS, [registry], monkeypatch)
+    torch.testing.assert_close(out, _region_fn(x))  # the region ran through Inductor
+    seen = {e.name: e.allowed for e in lite_compiler.last_ledger()}
+    assert {name: seen.get(name) for name in E2E_NAMES} == dict.fromkeys(E2E_NAMES, True)
+
+
+@pytest.mark.parametrize("missing", E2E_NAMES)
+def test_the_guard_refuses_each_identity_without_its_entry(missing, e2e_module, tmp_path,
+                                                           monkeypatch):
+    import importlib
+
+    import lite_compiler
+
+    hints = [h for h in _suggested_entries(e2e_module) if f'name = "{missing}"' not in h]
+    registry = tmp_path / "project.toml"
+    registry.write_text("\n".join(re.sub(r'lite = "never"', 'lite = "region"', h) for h in hints))
+    module = importlib.import_module("acme_e2e_passes")
+    # torch's own remove_noop_ops entry is there, and lends nothing to the third-party pass
+    assert Registry.from_files(SHIPPED).get_pass("remove_noop_ops") is not None
+    with pytest.raises(lite_compiler.LitePassViolation) as refused:
+        _compile_with(module.PASS, [registry], monkeypatch)
+    assert refused.value.pass_name == missing
+    assert "no registry names this pass" in refused.value.reason
