@@ -492,11 +492,13 @@ def _scan_pipelines(torch_root: Path, result: ScanResult) -> None:
     """Every call inside a registry pipeline root, named exactly as LG005 names it (the lint's
     index and rule, not a copy of them)."""
     from lint_rules.index import Index, module_name, summarize
-    from lint_rules.rules.lg005_pipeline_call import UnregisteredPipelineCall
+    from lint_rules.rules.lg005_pipeline_call import (UnregisteredPipelineCall, checked_elsewhere,
+                                                   lookup_steps)
 
     registry = result.registry
     vocab = _lint_vocabulary(registry)
-    wanted = {root.partition(":")[0] for root, _ in result.vocab.roots}
+    # The roots' modules, and the hooked drivers' (a driver may run passes by name: LG005).
+    wanted = {name.partition(":")[0] for name in checked_elsewhere(registry)}
     summaries = []
     for sub in TORCH_TREES:
         for path in sorted((torch_root / sub).rglob("*.py")) if (torch_root / sub).is_dir() else ():
@@ -514,19 +516,22 @@ def _scan_pipelines(torch_root: Path, result: ScanResult) -> None:
         module, _, qualname = root.partition(":")
         if module not in wanted or module not in index.modules:
             continue
-        summary = index.modules[module]
-        klass = qualname.rpartition(".")[0] if qualname.rpartition(".")[0] in summary["classes"] else ""
-        calls = summary["calls"].get(qualname)
-        if calls is None:
+        if qualname not in index.modules[module]["calls"]:
             result.missing_roots.append(root)
             continue
         rel = Path(index.paths[module]).resolve().relative_to(site).as_posix()
-        for callee, line, _ in calls:
-            covered, name, _, _ = UnregisteredPipelineCall._name(index, module, qualname, klass,
-                                                                 callee)
-            if covered or not name:
+        roots = checked_elsewhere(registry)
+        for step in UnregisteredPipelineCall.steps(index, module, qualname, roots):
+            if step.covered or not step.name:
                 continue
-            result.add(Candidate(name, "function", rel, line, stage, note=f"called in {root}"))
+            how = f"called in {root}" if step.owner is None else f"{root} {step.owner}"
+            result.add(Candidate(step.name, "function", rel, step.line, stage, note=how))
+
+
+    for step in lookup_steps(index, registry):
+        rel = Path(index.paths[step.module]).resolve().relative_to(site).as_posix()
+        result.add(Candidate(step.name, "function", rel, step.line, step.stage,
+                             note=f"run by name by {step.driver}"))
 
 
 def _lint_vocabulary(registry: Registry):

@@ -28,12 +28,26 @@ from __future__ import annotations
 
 import builtins
 from pathlib import PurePath
+from typing import Iterator, NamedTuple
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
+from lint_rules.index import Unresolved
 from lint_rules.rule import IndexRule
 from lite_guard.hints import pass_hint
 from lite_guard.identity import is_torch_module, qualified_name
+
+
+class Step(NamedTuple):
+    """One step of a pipeline root: a call, or a function the root hands on (``owner`` says how)."""
+
+    covered: bool  # named by an observer / pattern pass, or another root
+    name: str  # the identity to register
+    candidates: list[str]  # names that count as registering it
+    home: str  # the torch module defining it, when known
+    line: int
+    col: int
+    owner: str | None  # None for a call; "passes 'f' to 'g'" / "lists 'f'" for a value
 
 FX_STAGES = ("pre_grad", "joint_graph", "post_grad")
 
@@ -90,6 +104,11 @@ class UnregisteredPipelineCall(IndexRule):
             " with lite = \"always\" and a why saying it transforms nothing.")
     MESSAGE = ("'{root}' calls '{name}', which no registry entry names; a step of a pass pipeline"
                " must be registered: {hint}")
+    REF_MESSAGE = ("'{root}' {owner}: '{name}' runs as a step of the pipeline and no registry"
+                   " entry names it; register it: {hint}")
+    LOOKUP_MESSAGE = ("'{name}' has the signature of the passes '{driver}' looks up by name in its"
+                      " module (globals()[name]), so a config list can run it, and no registry"
+                      " entry names it; register it: {hint}")
     UNNAMED_MESSAGE = ("this file is where pipeline root '{root}' lives, but it was read as module"
                        " '{module}' (no __init__.py above it?), so the root's calls cannot be"
                        " checked; lint the tree with its package's __init__.py files")
@@ -144,23 +163,83 @@ class UnregisteredPipelineCall(IndexRule):
     def check(cls, index, registry) -> tuple[list[Finding], set[str]]:
         findings: list[Finding] = []
         seen: set[str] = set()  # names called in a pipeline: present in the tree (for LG003)
+        roots = checked_elsewhere(registry)
         for pipeline in registry.pipelines:
             module, _, qualname = pipeline.root.partition(":")
             summary = index.modules.get(module)
             if summary is None:
                 findings += cls._misnamed(index, pipeline.root, module)
                 continue  # the root's module is not part of this lint
-            klass = qualname.rpartition(".")[0] if qualname.rpartition(".")[0] in summary["classes"] else ""
-            for callee, line, col in summary["calls"].get(qualname, []):
-                covered, name, candidates, home = cls._name(index, module, qualname, klass, callee)
-                seen.update(candidates)
-                if covered or any(_registered(registry, c) for c in candidates):
+            for step in cls.steps(index, module, qualname, roots):
+                seen.update(step.candidates)
+                if step.covered or any(_registered(registry, c) for c in step.candidates):
                     continue
-                hint = pass_hint(name, pipeline.stage, "helper", source=_source(index, home or module))
-                findings.append(Finding(index.paths[module], line, col, cls.CODE, cls.MESSAGE.format(
-                    root=pipeline.root, name=name, hint=_one_line(hint)), name, hint))
+                hint = pass_hint(step.name, pipeline.stage, "helper",
+                                 source=_source(index, step.home or module))
+                message = cls.MESSAGE if step.owner is None else cls.REF_MESSAGE
+                findings.append(Finding(index.paths[module], step.line, step.col, cls.CODE,
+                                        message.format(root=pipeline.root, name=step.name,
+                                                       owner=step.owner or "", hint=_one_line(hint)),
+                                        step.name, hint))
+        for step in lookup_steps(index, registry):
+            seen.add(step.name)
+            if _registered(registry, step.name):
+                continue
+            hint = pass_hint(step.name, step.stage, "function", source=_source(index, step.module))
+            findings.append(Finding(index.paths[step.module], step.line, step.col, cls.CODE,
+                                    cls.LOOKUP_MESSAGE.format(driver=step.driver, name=step.name,
+                                                              hint=_one_line(hint)),
+                                    step.name, hint))
         findings += cls._new_modules(index, registry)
         return findings, seen
+
+    @classmethod
+    def steps(cls, index, module: str, qualname: str, roots: set[str] | frozenset[str] = frozenset()
+              ) -> Iterator["Step"]:
+        """Every step of one pipeline root, named as the registry is asked for it: each call in
+        its own body, and each function it hands on without calling it (an argument,
+        ``run_and_log("x", fn, gm)``; an element of a pass list it loops over). Shared with the
+        scanner, so both name a step the same way."""
+        summary = index.modules[module]
+        owner = qualname.rpartition(".")[0]
+        klass = owner if owner in summary["classes"] else ""
+        for callee, line, col in summary["calls"].get(qualname, []):
+            for covered, name, candidates, home in cls._callee_names(index, module, qualname,
+                                                                      klass, callee, roots):
+                yield Step(covered, name, candidates, home, line, col, None)
+        for expr, line, col, given_to in summary.get("refs", {}).get(qualname, []):
+            ref = index.expr_ref(module, qualname, expr, klass)
+            if ref[0] != "func":
+                continue  # a value, a class (isinstance), a module, or outside the tree
+            if given_to is not None and given_to[0] == "none":
+                given_to = None  # an element of a list / tuple display
+            covered = (given_to is not None and _on_named_pass(index, given_to)) \
+                or _is_root(index, ref, roots)
+            identity = index.identity(ref[1], ref[2])
+            home = ref[1] if is_torch_module(ref[1]) else ""
+            to = f"passes '{_text(expr)}' to '{_text(given_to)}'" if given_to is not None \
+                else f"lists '{_text(expr)}'"
+            yield Step(covered, identity, [identity, qualified_name(ref[1], ref[2])], home,
+                       line, col, to)
+
+    @classmethod
+    def _callee_names(cls, index, module: str, scope: str, klass: str, callee: list,
+                      roots) -> list[tuple[bool, str, list[str], str]]:
+        if callee[0] == "call" and _is_partial_call(callee):
+            callee = callee[2][0]  # functools.partial(f, ...)(g): f runs
+        if callee[0] == "n":
+            ref = index.expr_ref(module, scope, callee, klass)
+            if _is_root(index, ref, roots):
+                return [(True, "", [], "")]  # another root: checked as a root itself
+            if ref[0] == "value":
+                # A local bound to functions (``for p in (a, b): p(g)``): those functions run.
+                made = [v for v in index.values(module, scope, callee, klass)]
+                if made and all(not isinstance(v, Unresolved) and v[0] == "func"
+                                and "<lambda>" not in v[2] for v in made):
+                    return [(_is_root(index, v, roots), index.identity(v[1], v[2]),
+                             [index.identity(v[1], v[2]), qualified_name(v[1], v[2])],
+                             v[1] if is_torch_module(v[1]) else "") for v in made]
+        return [cls._name(index, module, scope, klass, callee)]
 
     @classmethod
     def _name(cls, index, module: str, scope: str, klass: str, callee: list
@@ -244,6 +323,92 @@ def fx_pass_packages(registry) -> set[str]:
 
 def _registered(registry, name: str) -> bool:
     return bool(name) and registry.match_pass(name) is not None
+
+
+class LookupStep(NamedTuple):
+    driver: str
+    stage: str
+    module: str
+    name: str
+    line: int
+    col: int
+
+
+def lookup_steps(index, registry) -> list[LookupStep]:
+    """Passes run by name: a pipeline root or hooked driver that calls what it finds in its own
+    module's ``globals()`` (comms.reorder_compute_and_comm_for_overlap runs each name of
+    reorder_for_compute_comm_overlap_passes so) can run every module-level function of that module
+    with the driver's own signature (``(snodes: list[BaseSchedulerNode]) ->
+    list[BaseSchedulerNode]``): each is a pass. Only files whose text calls ``globals()`` are read."""
+    import ast
+
+    stages = {p.root: p.stage for p in registry.pipelines}
+    stages.update({e.hook: e.stage for e in registry.passes if getattr(e, "hook", None)})
+    steps: list[LookupStep] = []
+    by_module: dict[str, list[str]] = {}
+    for driver in sorted(stages):
+        module, _, qualname = driver.partition(":")
+        if module in index.paths and "." not in qualname:
+            by_module.setdefault(module, []).append(qualname)
+    for module, drivers in by_module.items():
+        try:
+            data = open(index.paths[module], "rb").read()
+        except OSError:
+            continue
+        if b"globals()" not in data:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError):
+            continue  # LG900 reports a file that does not parse
+        functions = {n.name: n for n in tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for qualname in drivers:
+            driver = functions.get(qualname)
+            if driver is None or not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                                         and n.func.id == "globals" for n in ast.walk(driver)):
+                continue
+            shape = _signature(driver)
+            for name, function in functions.items():
+                if name != qualname and _signature(function) == shape:
+                    steps.append(LookupStep(f"{module}:{qualname}", stages[f"{module}:{qualname}"],
+                                            module, name, function.lineno, function.col_offset + 5))
+    return steps
+
+
+def _signature(function) -> tuple:
+    """(required parameters, the first one's annotation, the return annotation), as written."""
+    import ast
+
+    params = [*function.args.posonlyargs, *function.args.args]
+    first = params[0].annotation if params else None
+    return (len(params) - len(function.args.defaults),
+            ast.unparse(first) if first is not None else None,
+            ast.unparse(function.returns) if function.returns is not None else None)
+
+
+def checked_elsewhere(registry) -> set[str]:
+    """Definitions a pipeline may call without an entry of their own: the other pipeline roots
+    (their own steps are checked) and the functions registry entries hook (the guard intercepts
+    the pass there, under that entry's name: memory_plan_reuse is ReuseLine's hook)."""
+    hooks = {entry.hook for entry in registry.passes if getattr(entry, "hook", None)}
+    return {p.root for p in registry.pipelines} | {h for h in hooks if ":" in h}
+
+
+def _is_root(index, ref, roots) -> bool:
+    """Is this definition a pipeline root or a hooked function (checked elsewhere)?"""
+    if ref[0] not in ("func", "class") or not roots:
+        return False
+    from lint_rules.index import real_module
+
+    name = f"{real_module(ref[1])}:{ref[2]}"
+    # Constructing a class whose __init__ is a root (Scheduler(...)) runs that root.
+    return name in roots or (ref[0] == "class" and f"{name}.__init__" in roots)
+
+
+def _is_partial_call(expr: list) -> bool:
+    return expr[0] == "call" and expr[1][0] == "n" and bool(expr[2]) \
+        and expr[1][1].rsplit(".", 1)[-1] == "partial"
 
 
 def _on_named_pass(index, callee: list) -> bool:

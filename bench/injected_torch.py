@@ -1,0 +1,791 @@
+"""Mutation benchmark for the lint on torch itself: inject new passes and config keys into copies of
+torch's ``_inductor`` / ``_functorch`` tree, written the way Inductor developers write them, and
+count how many ``lite_guard check --no-project <tree>`` reports.
+
+Each injection is a small set of edits anchored on lines that exist in every supported release
+(2.11.0, 2.12.0, 2.12.1, 2.13.0, 2.14.1 and a checkout layout), modelled on how passes really
+land in torch's history: a function called in ``post_grad_passes``, a new ``fx_passes`` module,
+a ``PatternMatcherPass`` named by a variable, a config key gating a call, a new scheduler method
+called from ``Scheduler._init``, ... An injection is *found* when every name it expects is
+reported (a finding whose name is that name, or whose message quotes it). Controls are edits that
+add no pass: any finding there is a false positive.
+
+    python bench/injected_torch.py                    # all trees, writes bench/results/injected_torch.json
+    python bench/injected_torch.py --trees 2.13.0 --only post_grad_plain_call -v
+    python bench/injected_torch.py --dry-run          # apply every edit and parse it, no lint
+
+Each tree is copied once to a scratch directory; an injection edits the copy, the lint runs (with
+its cache on: only the edited files are re-read), and the touched files are restored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TREES = Path(os.environ.get("LITE_GUARD_TREES", "/work/trees"))
+VERSIONS = ("2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.1", "checkout-2.13")
+RESULTS = ROOT / "bench" / "results" / "injected_torch.json"
+
+CONFIG = "torch/_inductor/config.py"
+FCONFIG = "torch/_functorch/config.py"
+POST = "torch/_inductor/fx_passes/post_grad.py"
+JOINT = "torch/_inductor/fx_passes/joint_graph.py"
+PRE = "torch/_inductor/fx_passes/pre_grad.py"
+SCHED = "torch/_inductor/scheduler.py"
+COMPILE = "torch/_inductor/compile_fx.py"
+PART = "torch/_functorch/partitioners.py"
+COMMS = "torch/_inductor/comms.py"
+GRAPH = "torch/_inductor/graph.py"
+WRAPPER = "torch/_inductor/codegen/wrapper.py"
+SPLIT_CAT = "torch/_inductor/fx_passes/split_cat.py"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Insert ``code`` before/after the first line holding ``anchor`` (searched from the first line
+    holding ``inside``), indented like that line plus ``indent`` levels; or ``append`` to / create
+    (``new``) a file."""
+
+    path: str
+    code: str
+    anchor: str = ""
+    inside: str = ""
+    where: str = "before"  # before | after | append | new
+    indent: int = 0
+
+
+@dataclass(frozen=True)
+class Injection:
+    id: str
+    form: str  # what kind of change, for the per-form table
+    edits: tuple[Edit, ...]
+    expect: tuple[tuple[str, ...], ...] = ()  # each group: names, any of which counts
+    control: bool = False  # adds no pass: a finding here is a false positive
+    note: str = ""
+
+
+def _e(path, code, anchor="", inside="", where="before", indent=0) -> Edit:
+    return Edit(path, textwrap.dedent(code).strip("\n") + "\n", anchor, inside, where, indent)
+
+
+def _i(id, form, *edits, expect=(), control=False, note="") -> Injection:
+    groups = tuple((g,) if isinstance(g, str) else tuple(g) for g in expect)
+    return Injection(id, form, tuple(edits), groups, control, note)
+
+
+PG_ROOT = "def post_grad_passes("
+PG_AT = "if config.pattern_matcher:"  # a statement of post_grad_passes' body in every release
+JG_ROOT = "def joint_graph_passes("
+JG_AT = "if config.pattern_matcher:"
+PRE_ROOT = "def pre_grad_passes("
+PRE_AT = "if config.pattern_matcher:"
+SCHED_ROOT = "def _init(self, nodes"
+SCHED_AT = "self.nodes = self.fuse_nodes(self.nodes)"
+SCHED_CLASS_AT = "def get_donated_buffers(self)"  # a Scheduler method: new methods go before it
+
+INJECTIONS: list[Injection] = [
+    # ---- post_grad_passes -------------------------------------------------------------------
+    _i("post_grad_plain_call", "call in post_grad_passes",
+       _e(POST, "drop_dead_nodes(gm.graph)", PG_AT, PG_ROOT),
+       _e(POST, """
+          def drop_dead_nodes(graph: torch.fx.Graph) -> None:
+              for node in reversed(graph.nodes):
+                  if node.op == "call_function" and not node.users:
+                      graph.erase_node(node)
+          """, where="append"),
+       expect=["drop_dead_nodes"]),
+    _i("post_grad_gated_observer", "observer gated by a new config key (digits)",
+       _e(CONFIG, """
+          # fuse rotary embeddings (v3 patterns) in post-grad
+          fuse_rope_v3: bool = False
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          if config.fuse_rope_v3:
+              GraphTransformObserver(gm, "fuse_rope_v3").apply_graph_pass(fuse_rope_v3_pass)
+          """, PG_AT, PG_ROOT),
+       _e(POST, """
+          def fuse_rope_v3_pass(graph: torch.fx.Graph) -> None:
+              for node in graph.find_nodes(op="call_function", target=aten.mul.Tensor):
+                  pass
+          """, where="append"),
+       expect=["fuse_rope_v3", ("fuse_rope_v3_pass", "fuse_rope_v3")]),
+    _i("post_grad_observer_new_name", "GraphTransformObserver(gm, 'x') in post_grad_passes",
+       _e(POST, """
+          GraphTransformObserver(gm, "remove_redundant_views").apply_graph_pass(
+              remove_redundant_views
+          )
+          """, PG_AT, PG_ROOT),
+       _e(POST, """
+          def remove_redundant_views(graph: torch.fx.Graph) -> None:
+              for node in graph.find_nodes(op="call_function", target=aten.view.default):
+                  if node.args[0].meta.get("val") is not None:
+                      pass
+          """, where="append"),
+       expect=["remove_redundant_views"]),
+    _i("new_fx_passes_module_called", "new fx_passes/*.py module, imported inside the root",
+       _e("torch/_inductor/fx_passes/softmax_rewrite.py", """
+          import torch
+          from torch._inductor.pattern_matcher import fwd_only
+
+          aten = torch.ops.aten
+
+
+          def rewrite_softmax(graph: torch.fx.Graph) -> None:
+              for node in graph.find_nodes(op="call_function", target=aten._softmax.default):
+                  node.target = aten._safe_softmax.default
+          """, where="new"),
+       _e(POST, """
+          if config.pattern_matcher:
+              from .softmax_rewrite import rewrite_softmax
+
+              rewrite_softmax(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=[("rewrite_softmax", "torch/_inductor/fx_passes/softmax_rewrite.py")]),
+    _i("new_fx_passes_module_alone", "new fx_passes/*.py module with a PatternMatcherPass",
+       _e("torch/_inductor/fx_passes/rope_fusion.py", """
+          import functools
+
+          import torch
+          from ..pattern_matcher import (
+              CallFunction,
+              KeywordArg,
+              Match,
+              PatternMatcherPass,
+              register_graph_pattern,
+          )
+
+          aten = torch.ops.aten
+          rope_patterns = PatternMatcherPass(pass_name="rope_fusion_pass")
+
+
+          @register_graph_pattern(
+              CallFunction(aten.cat.default, KeywordArg("parts"), -1),
+              pass_dict=rope_patterns,
+          )
+          def _fuse_rope(match: Match, parts):
+              pass
+
+
+          def fuse_rope(gm: torch.fx.GraphModule) -> None:
+              rope_patterns.apply(gm.graph)
+          """, where="new"),
+       expect=[("rope_fusion_pass", "torch/_inductor/fx_passes/rope_fusion.py")]),
+    _i("alias_import_call", "pass imported under an alias, called in post_grad_passes",
+       _e("torch/_inductor/fx_passes/dedup_views.py", """
+          import torch
+
+
+          def dedup_views(gm: torch.fx.GraphModule) -> None:
+              seen = {}
+              for node in gm.graph.nodes:
+                  key = (node.target, node.args)
+                  if key in seen:
+                      node.replace_all_uses_with(seen[key])
+                  seen[key] = node
+          """, where="new"),
+       _e(POST, "from .dedup_views import dedup_views as _dedup_views", "from .. import config"),
+       _e(POST, "_dedup_views(gm)", PG_AT, PG_ROOT),
+       expect=["dedup_views"]),
+    _i("module_attribute_call", "pass called through a module attribute fx_passes.foo.bar(gm)",
+       _e("torch/_inductor/fx_passes/fold_reshapes.py", """
+          import torch
+
+
+          def fold_reshapes(gm: torch.fx.GraphModule) -> None:
+              for node in gm.graph.nodes:
+                  pass
+          """, where="new"),
+       _e(COMPILE, "torch._inductor.fx_passes.fold_reshapes.fold_reshapes(gm)",
+          "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=[("fold_reshapes", "torch/_inductor/fx_passes/fold_reshapes.py")]),
+    _i("module_attribute_call_imported", "from .fx_passes import mod; mod.fn(gm) in a root",
+       _e("torch/_inductor/fx_passes/merge_slices.py", """
+          import torch
+
+
+          def merge_slices(gm: torch.fx.GraphModule) -> None:
+              for node in gm.graph.nodes:
+                  pass
+          """, where="new"),
+       _e(POST, """
+          from . import merge_slices as merge_slices_mod
+
+          merge_slices_mod.merge_slices(gm)
+          """, PG_AT, PG_ROOT),
+       expect=["merge_slices"]),
+    _i("pattern_pass_name_variable", "PatternMatcherPass(pass_name=CONSTANT)",
+       _e(POST, """
+          _SOFTMAX_PASS_NAME = "softmax_fusion_pass"
+          softmax_patterns = PatternMatcherPass(pass_name=_SOFTMAX_PASS_NAME)
+          """, "def post_grad_passes("),
+       _e(POST, "softmax_patterns.apply(gm.graph)", PG_AT, PG_ROOT),
+       expect=["softmax_fusion_pass"]),
+    _i("pattern_pass_fstring", "PatternMatcherPass(pass_name=f'...') in a comprehension",
+       _e(POST, """
+          rope_passes = [PatternMatcherPass(pass_name=f"rope_pass_{i}") for i in range(2)]
+          """, "def post_grad_passes("),
+       _e(POST, """
+          for i, rope_pass in enumerate(rope_passes):
+              GraphTransformObserver(gm, f"rope_pass_{i}").apply_graph_pass(rope_pass.apply)
+          """, PG_AT, PG_ROOT),
+       expect=[("rope_pass_*", "rope_pass_{i}", "rope_pass_")]),
+    _i("register_graph_pattern_new_dict", "@register_graph_pattern(pass_dict=new PatternMatcherPass)",
+       _e(POST, """
+          int8_patterns = PatternMatcherPass()
+
+
+          @register_graph_pattern(
+              CallFunction(aten.mul.Tensor, KeywordArg("x"), 1),
+              pass_dict=int8_patterns,
+          )
+          def _mul_by_one(match: Match, x):
+              match.replace_by_example(lambda x: x, [x])
+          """, "def post_grad_passes("),
+       _e(POST, """
+          if config.pattern_matcher:
+              int8_patterns.apply(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=["int8_patterns"]),
+    _i("partial_call_in_root", "functools.partial(new_pass, ...)(graph) in post_grad_passes",
+       _e(POST, "functools.partial(fuse_int8_matmuls, is_inference=is_inference)(gm.graph)",
+          PG_AT, PG_ROOT),
+       _e(POST, """
+          def fuse_int8_matmuls(graph: torch.fx.Graph, is_inference: bool) -> None:
+              pass
+          """, where="append"),
+       expect=["fuse_int8_matmuls"]),
+    _i("loop_over_pass_tuple", "for p in (a, b): p(gm.graph) in post_grad_passes",
+       _e(POST, """
+          for extra_pass in (fold_transposes, fold_expands):
+              extra_pass(gm.graph)
+          """, PG_AT, PG_ROOT),
+       _e(POST, """
+          def fold_transposes(graph: torch.fx.Graph) -> None:
+              pass
+
+
+          def fold_expands(graph: torch.fx.Graph) -> None:
+              pass
+          """, where="append"),
+       expect=["fold_transposes", "fold_expands"]),
+    _i("custom_graph_pass_class_in_root", "CustomGraphPass subclass instantiated and run in the root",
+       _e(POST, """
+          from torch._inductor.custom_graph_pass import CustomGraphPass
+
+
+          class _FoldClones(CustomGraphPass):
+              def __call__(self, graph: torch.fx.Graph) -> None:
+                  for node in graph.find_nodes(op="call_function", target=aten.clone.default):
+                      node.replace_all_uses_with(node.args[0])
+
+              def uuid(self):
+                  return None
+          """, "def post_grad_passes("),
+       _e(POST, "_FoldClones()(gm.graph)", PG_AT, PG_ROOT),
+       expect=["_FoldClones"]),
+    _i("run_and_log_helper", "a pass run through a new local run-and-log helper",
+       _e(POST, """
+          def _run_and_log(name: str, fn, graph: torch.fx.Graph) -> None:
+              log.debug("running %s", name)
+              fn(graph)
+
+
+          def fold_slices(graph: torch.fx.Graph) -> None:
+              pass
+          """, "def post_grad_passes("),
+       _e(POST, '_run_and_log("fold_slices", fold_slices, gm.graph)', PG_AT, PG_ROOT),
+       expect=["fold_slices"]),
+    _i("dynamo_timed_with", "a pass called inside `with dynamo_timed(...)` in the root",
+       _e(POST, """
+          with torch._dynamo.utils.dynamo_timed("dedupe_slices"):
+              dedupe_slices(gm.graph)
+          """, PG_AT, PG_ROOT),
+       _e(POST, """
+          def dedupe_slices(graph: torch.fx.Graph) -> None:
+              pass
+          """, where="append"),
+       expect=["dedupe_slices"]),
+    _i("post_grad_hook_config_callable", "new Callable | None hook key called in post_grad_passes",
+       _e(CONFIG, """
+          # a user pass run after the post-grad cleanup
+          post_grad_custom_cleanup_pass: Callable[[torch.fx.graph.Graph], None] | None = None
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          if config.post_grad_custom_cleanup_pass is not None:
+              GraphTransformObserver(gm, "post_grad_custom_cleanup_pass").apply_graph_pass(
+                  config.post_grad_custom_cleanup_pass
+              )
+          """, PG_AT, PG_ROOT),
+       expect=["post_grad_custom_cleanup_pass"]),
+    _i("config_list_of_passes", "new list-of-pass-names key looped over in post_grad_passes",
+       _e(CONFIG, """
+          # extra post-grad pattern passes to run, by name
+          extra_post_grad_passes: list[str] = []
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          for extra_name in config.extra_post_grad_passes:
+              GraphTransformObserver(gm, extra_name).apply_graph_pass(
+                  POST_GRAD_PATTERNS[extra_name].apply
+              )
+          """, PG_AT, PG_ROOT),
+       expect=["extra_post_grad_passes"]),
+    _i("config_patch_install", "pass installed via config.patch(hook=fn) around post_grad_passes",
+       _e(COMPILE, """
+          with config.patch(post_grad_custom_post_pass=_fold_views_pass):
+              post_grad_passes(gm, is_inference)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       _e(COMPILE, """
+          def _fold_views_pass(graph: torch.fx.Graph) -> None:
+              pass
+          """, "def _recursive_post_grad_passes", where="before"),
+       expect=["_fold_views_pass"]),
+    _i("config_patch_dict_install", "pass installed via config.patch(DICT) with a module constant",
+       _e(COMPILE, """
+          def _dedupe_joint_views(graph: torch.fx.Graph) -> None:
+              pass
+
+
+          _JOINT_EXTRA_PASSES = {"joint_custom_pre_pass": _dedupe_joint_views}
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          with config.patch(_JOINT_EXTRA_PASSES):
+              post_grad_passes(gm, is_inference)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["_dedupe_joint_views"]),
+    _i("functorch_patch_joint_custom_pass", "functorch config.patch(joint_custom_pass=fn)",
+       _e(COMPILE, """
+          def _fuse_joint_rng(joint_gm, joint_inputs):
+              return joint_gm
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          with torch._functorch.config.patch(joint_custom_pass=_fuse_joint_rng):
+              post_grad_passes(gm, is_inference)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["_fuse_joint_rng"]),
+    # ---- joint graph -------------------------------------------------------------------------
+    _i("joint_plain_call", "call in joint_graph_passes",
+       _e(JOINT, "remove_redundant_clones(graph)", JG_AT, JG_ROOT),
+       _e(JOINT, """
+          def remove_redundant_clones(gm: torch.fx.GraphModule) -> None:
+              pass
+          """, where="append"),
+       expect=["remove_redundant_clones"]),
+    _i("joint_observer_gm_pass", "GraphTransformObserver(...).apply_gm_pass in joint_graph_passes",
+       _e(JOINT, """
+          if config.joint_graph_constant_folding:
+              GraphTransformObserver(graph, "fold_constant_views").apply_gm_pass(
+                  fold_constant_views
+              )
+          """, JG_AT, JG_ROOT),
+       _e(JOINT, """
+          def fold_constant_views(gm: torch.fx.GraphModule) -> None:
+              pass
+          """, where="append"),
+       expect=["fold_constant_views"]),
+    _i("joint_unnamed_pattern_pass", "unnamed module-level PatternMatcherPass applied in joint_graph_passes",
+       _e(JOINT, "late_patterns = PatternMatcherPass()", JG_ROOT),
+       _e(JOINT, """
+          if config.pattern_matcher:
+              count += late_patterns.apply(graph.graph)
+          """, JG_AT, JG_ROOT),
+       expect=["late_patterns"]),
+    _i("recursive_joint_plain_call", "call in compile_fx._recursive_joint_graph_passes",
+       _e(COMPILE, "_canonicalize_joint_views(gm)", "with dynamo_timed(",
+          "def _recursive_joint_graph_passes"),
+       _e(COMPILE, """
+          def _canonicalize_joint_views(gm: GraphModule) -> None:
+              pass
+          """, "def _recursive_joint_graph_passes", where="before"),
+       expect=["_canonicalize_joint_views"]),
+    # ---- pre grad ----------------------------------------------------------------------------
+    _i("pre_grad_plain_call", "call in pre_grad_passes",
+       _e(PRE, "normalize_split_v2(gm)", PRE_AT, PRE_ROOT),
+       _e(PRE, """
+          def normalize_split_v2(gm: torch.fx.GraphModule) -> None:
+              pass
+          """, where="append"),
+       expect=["normalize_split_v2"]),
+    _i("pre_grad_observer", "GraphTransformObserver in pre_grad_passes",
+       _e(PRE, """
+          GraphTransformObserver(gm, "fuse_split_gelu").apply_graph_pass(fuse_split_gelu)
+          """, PRE_AT, PRE_ROOT),
+       _e(PRE, """
+          def fuse_split_gelu(graph: torch.fx.Graph) -> None:
+              pass
+          """, where="append"),
+       expect=["fuse_split_gelu"]),
+    _i("pre_dispatch_pass_list", "new entry in _run_pre_dispatch_passes' pass list",
+       _e(PRE, "fuse_chunk_gelu_pass,", "remove_noop_pass,", "def _run_pre_dispatch_passes",
+          where="after"),
+       _e(PRE, """
+          def fuse_chunk_gelu_pass(graph: torch.fx.Graph) -> None:
+              pass
+          """, "def _run_pre_dispatch_passes", where="before"),
+       expect=["fuse_chunk_gelu_pass"]),
+    _i("split_cat_pass_name_list", "new name in split_cat's pre_grad_pass_names (PatternMatcherPass per name)",
+       _e(SPLIT_CAT, '"int8_split_cat_pass",', '"remove_split_with_size_one_pass",',
+          "pre_grad_pass_names = ["),
+       expect=["int8_split_cat_pass"]),
+    # ---- scheduler ---------------------------------------------------------------------------
+    _i("scheduler_new_method_assign", "self.nodes = self.new_reorder(self.nodes) in Scheduler._init",
+       _e(SCHED, "self.nodes = self.reorder_for_int8_overlap(self.nodes)", SCHED_AT, SCHED_ROOT),
+       _e(SCHED, """
+          def reorder_for_int8_overlap(
+              self, nodes: list[BaseSchedulerNode]
+          ) -> list[BaseSchedulerNode]:
+              return nodes
+          """, SCHED_CLASS_AT),
+       expect=["reorder_for_int8_overlap"]),
+    _i("scheduler_new_method_stmt", "self.new_step() in Scheduler._init",
+       _e(SCHED, "self.merge_small_kernels()", SCHED_AT, SCHED_ROOT, where="after"),
+       _e(SCHED, """
+          def merge_small_kernels(self) -> None:
+              pass
+          """, SCHED_CLASS_AT),
+       expect=["merge_small_kernels"]),
+    _i("scheduler_gated_comms", "comms.new_reorder gated by a new env-var config key in Scheduler._init",
+       _e(CONFIG, """
+          # try the alternative comm ordering (experimental)
+          use_alt_scheduler_order = os.environ.get("TORCHINDUCTOR_ALT_SCHEDULER_ORDER") == "1"
+          """, "pattern_matcher = True"),
+       _e(COMMS, """
+          def alt_comm_order(snodes: list[BaseSchedulerNode]) -> list[BaseSchedulerNode]:
+              return snodes
+          """, "def sink_waits("),
+       _e(SCHED, """
+          if config.use_alt_scheduler_order:
+              self.nodes = comms.alt_comm_order(self.nodes)
+          """, SCHED_AT, SCHED_ROOT),
+       expect=["use_alt_scheduler_order", "alt_comm_order"]),
+    _i("scheduler_init_wrapper", "a step added to Scheduler.__init__ after self._init",
+       _e(SCHED, "self._reorder_for_cache_reuse()", "self._init(nodes)", "def __init__(self, nodes",
+          where="after"),
+       _e(SCHED, """
+          def _reorder_for_cache_reuse(self) -> None:
+              self.nodes = list(self.nodes)
+          """, SCHED_CLASS_AT),
+       expect=["_reorder_for_cache_reuse"]),
+    _i("comms_new_reorder_pass", "new builtin reorder pass in comms.py, usable by name in reorder lists",
+       _e(COMMS, """
+          def sink_waits_v2(snodes: list[BaseSchedulerNode]) -> list[BaseSchedulerNode]:
+              \"\"\"Sink waits, but keep them grouped by process group.\"\"\"
+              return _schedule_for_comm(
+                  snodes, raise_comms=False, sink_waits=True, reorder_for_overlap=False
+              )
+          """, "def raise_comms("),
+       expect=["sink_waits_v2"]),
+    _i("comms_reorder_list_default", "a reorder pass added to the default reorder pass list",
+       _e(CONFIG, """
+          # reorder passes always run first (before the user's list)
+          default_reorder_passes: list[str] = ["sink_waits", "raise_comms"]
+          """, "pattern_matcher = True"),
+       expect=["default_reorder_passes"]),
+    # ---- compile_fx / partitioners / lowering / wrapper ----------------------------------------
+    _i("recursive_post_grad_call", "call in compile_fx._recursive_post_grad_passes",
+       _e(COMPILE, "fold_layout_views(gm)", "post_grad_passes(gm, is_inference)",
+          "def _recursive_post_grad_passes"),
+       _e(COMPILE, """
+          def fold_layout_views(gm: GraphModule) -> None:
+              pass
+          """, "def _recursive_post_grad_passes", where="before"),
+       expect=["fold_layout_views"]),
+    _i("partitioner_min_cut_call", "call in min_cut_rematerialization_partition",
+       _e(PART, "joint_module = dedupe_recompute_chains(joint_module)", "if config.cse:",
+          "def min_cut_rematerialization_partition"),
+       _e(PART, """
+          def dedupe_recompute_chains(joint_module: fx.GraphModule) -> fx.GraphModule:
+              return joint_module
+          """, "def min_cut_rematerialization_partition"),
+       expect=["dedupe_recompute_chains"]),
+    _i("partitioner_default_call", "call in default_partition",
+       _e(PART, "joint_module = _strip_unused_outputs(joint_module)",
+          "graph_has_recomputable_ops = has_recomputable_ops(joint_module)", "def default_partition"),
+       _e(PART, """
+          def _strip_unused_outputs(joint_module: fx.GraphModule) -> fx.GraphModule:
+              return joint_module
+          """, "def default_partition"),
+       expect=["_strip_unused_outputs"]),
+    _i("graph_lowering_scheduler_step", "a scheduler step added in GraphLowering._update_scheduler",
+       _e(GRAPH, "self.scheduler.nodes = reorder_kernels_for_locality(self.scheduler.nodes)",
+          "self.scheduler = Scheduler(self.operations)", "def _update_scheduler", where="after"),
+       _e(GRAPH, """
+          def reorder_kernels_for_locality(nodes):
+              return nodes
+          """, "class GraphLowering("),
+       expect=["reorder_kernels_for_locality"]),
+    _i("wrapper_ir_pass", "a new wrapper IR pass in PythonWrapperCodegen.run_wrapper_ir_passes",
+       _e(WRAPPER, "self.compact_buffer_lines()", "self.memory_plan_reuse()",
+          "def run_wrapper_ir_passes", where="after"),
+       _e(WRAPPER, """
+          def compact_buffer_lines(self) -> None:
+              self.lines = [line for line in self.lines if line is not None]
+          """, "def run_wrapper_ir_passes"),
+       expect=["compact_buffer_lines"]),
+    # ---- config keys -------------------------------------------------------------------------
+    _i("config_bool_digits", "bool pass gate with digits in the name",
+       _e(CONFIG, """
+          # overlap int8 matmuls with communication
+          reorder_for_int8_overlap: bool = False
+          """, "pattern_matcher = True"),
+       expect=["reorder_for_int8_overlap"]),
+    _i("config_plain_name", "bool key outside any naming convention",
+       _e(CONFIG, "drop_dead_nodes = True", "pattern_matcher = True"),
+       expect=["drop_dead_nodes"]),
+    _i("config_env_default", "key with an os.environ default",
+       _e(CONFIG, """
+          enable_softmax_rewrite = (
+              os.environ.get("TORCHINDUCTOR_ENABLE_SOFTMAX_REWRITE", "0") == "1"
+          )
+          """, "pattern_matcher = True"),
+       expect=["enable_softmax_rewrite"]),
+    _i("config_nested_triton", "key in the nested class triton",
+       _e(CONFIG, "enable_fast_rope_v2 = True", "cudagraphs = ", "class triton:"),
+       expect=["triton.enable_fast_rope_v2"]),
+    _i("config_nested_cpp_env", "env-var key in the nested class cpp",
+       _e(CONFIG, """
+          enable_int8_gemm_fusion: bool = (
+              os.environ.get("TORCHINDUCTOR_CPP_INT8_GEMM_FUSION", "1") == "1"
+          )
+          """, "threads = ", "class cpp:"),
+       expect=["cpp.enable_int8_gemm_fusion"]),
+    _i("config_new_nested_class", "a new nested config class",
+       _e(CONFIG, """
+          class aten_passes:
+              # rewrite softmax into the safe variant
+              enable_softmax_rewrite = False
+              max_rewrites: int = 8
+          """, "class triton:"),
+       expect=["aten_passes.enable_softmax_rewrite", "aten_passes.max_rewrites"]),
+    _i("config_optional_callable", "Optional[Callable] custom hook key",
+       _e(CONFIG, """
+          # custom pass run on the scheduler nodes after fusion
+          post_fusion_custom_reorder: Optional[Callable[[list[Any]], list[Any]]] = None
+          """, "pattern_matcher = True"),
+       expect=["post_fusion_custom_reorder"]),
+    _i("config_list_of_callables", "list of custom passes key",
+       _e(CONFIG, """
+          # user passes run after the built-in post-grad passes, in order
+          post_grad_extra_passes: list[Callable[[torch.fx.Graph], None]] = []
+          """, "pattern_matcher = True"),
+       expect=["post_grad_extra_passes"]),
+    _i("functorch_bool", "functorch config bool key",
+       _e(FCONFIG, "enable_remat_v2 = False", "activation_memory_budget = "),
+       expect=["enable_remat_v2"]),
+    _i("functorch_env", "functorch config env-var key",
+       _e(FCONFIG, """
+          use_fast_min_cut = os.environ.get("TORCH_FUNCTORCH_FAST_MIN_CUT", "0") == "1"
+          """, "activation_memory_budget = "),
+       expect=["use_fast_min_cut"]),
+    _i("functorch_callable_hook", "functorch Optional[Callable] hook key",
+       _e(FCONFIG, """
+          # a pass run on the joint graph before partitioning
+          custom_joint_rewrite_fn: Optional[Callable] = None
+          """, "activation_memory_budget = "),
+       expect=["custom_joint_rewrite_fn"]),
+    # ---- controls: no new pass ---------------------------------------------------------------
+    _i("control_helper_not_called", "a helper added to post_grad.py, called by no pipeline",
+       _e(POST, """
+          def _count_nodes(graph: torch.fx.Graph) -> int:
+              return len(graph.nodes)
+          """, where="append"),
+       control=True),
+    _i("control_pattern_into_existing_dict", "a replacement registered into an existing pass dict",
+       _e(POST, """
+          @register_graph_pattern(
+              CallFunction(aten.add.Tensor, KeywordArg("x"), 0),
+              pass_dict=pass_patterns[1],
+          )
+          def _add_zero(match: Match, x):
+              match.replace_by_example(lambda x: x, [x])
+          """, "def post_grad_passes("),
+       control=True, note="the registered pass pass_pattern_1 gains a pattern; no new pass"),
+    _i("control_comment_and_docstring", "a comment in post_grad_passes and a docstring edit",
+       _e(POST, "# TODO: move the profiler-op removal into the pattern passes", PG_AT, PG_ROOT),
+       control=True),
+]
+
+
+# ---- applying edits ----------------------------------------------------------------------------
+
+class AnchorMissing(Exception):
+    pass
+
+
+def apply(tree: Path, edit: Edit) -> Path:
+    path = tree / edit.path
+    if edit.where == "new":
+        path.write_text(edit.code)
+        return path
+    text = path.read_text()
+    if edit.where == "append":
+        path.write_text(text.rstrip("\n") + "\n\n\n" + edit.code)
+        return path
+    lines = text.splitlines(keepends=True)
+    start = 0
+    if edit.inside:
+        start = next((n for n, line in enumerate(lines) if edit.inside in line), -1)
+        if start < 0:
+            raise AnchorMissing(f"{edit.path}: no line holds {edit.inside!r}")
+    at = next((n for n in range(start, len(lines)) if edit.anchor in lines[n]), -1)
+    if at < 0:
+        raise AnchorMissing(f"{edit.path}: no line holds {edit.anchor!r} after {edit.inside!r}")
+    indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())] + "    " * edit.indent
+    block = "".join(indent + line if line.strip() else line
+                    for line in edit.code.splitlines(keepends=True))
+    if edit.where == "after":
+        at += 1
+    elif block.lstrip().startswith(("def ", "class ", "@", "_", "rope", "int8", "late")):
+        block += "\n\n" if not indent else "\n"  # keep definitions apart, as black does
+    lines.insert(at, block)
+    path.write_text("".join(lines))
+    return path
+
+
+def run_check(tree: Path, cache: Path) -> dict:
+    env = dict(os.environ, LITE_GUARD_CACHE_DIR=str(cache))
+    started = time.perf_counter()
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "lite_guard"), "check", "--no-project",
+                           "--format", "json", str(tree)], capture_output=True, text=True, env=env)
+    data = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {
+        "findings": [], "errors": [proc.stderr.strip()[-400:]]}
+    data["rc"], data["seconds"] = proc.returncode, round(time.perf_counter() - started, 2)
+    return data
+
+
+def matches(finding: dict, name: str) -> bool:
+    if finding.get("name") == name:
+        return True
+    return f"'{name}'" in finding.get("message", "") or (
+        name.endswith("_") and f"'{name}" in finding.get("message", ""))
+
+
+def judge(injection: Injection, findings: list[dict], tree: Path) -> dict:
+    groups = []
+    for group in injection.expect:
+        hit = next((f for f in findings for name in group if matches(f, name)), None)
+        groups.append({"names": list(group), "found": hit is not None,
+                       "finding": _line(hit, tree) if hit else None})
+    return {"found": all(g["found"] for g in groups) if not injection.control else not findings,
+            "groups": groups, "findings": [_line(f, tree) for f in findings]}
+
+
+def _line(finding: dict, tree: Path) -> str:
+    path = os.path.relpath(finding["path"], tree) if finding.get("path") else "?"
+    return f"{path}:{finding.get('line')} {finding.get('code')} {finding.get('message')}"
+
+
+def run_version(version: str, injections: list[Injection], dry: bool, verbose: bool) -> dict:
+    source = TREES / version
+    with tempfile.TemporaryDirectory(prefix=f"inj-{version}-") as scratch:
+        tree = Path(scratch) / version
+        shutil.copytree(source, tree, symlinks=True)
+        cache = Path(scratch) / "cache"
+        baseline = None if dry else run_check(tree, cache)
+        out = {"version": version, "baseline_findings": None if dry else len(baseline["findings"]),
+               "baseline_rc": None if dry else baseline["rc"], "injections": {}}
+        for injection in injections:
+            saved: dict[Path, bytes | None] = {}
+            record: dict = {"form": injection.form, "control": injection.control}
+            try:
+                for edit in injection.edits:
+                    path = tree / edit.path
+                    if path not in saved:
+                        saved[path] = path.read_bytes() if path.exists() else None
+                    apply(tree, edit)
+                for path in saved:
+                    ast.parse(path.read_text(), str(path))  # the injection must be valid Python
+                if not dry:
+                    result = run_check(tree, cache)
+                    record.update(judge(injection, result["findings"], tree))
+                    record["errors"] = result.get("errors", [])
+                    record["seconds"] = result["seconds"]
+                else:
+                    record["found"] = None
+            except AnchorMissing as error:
+                record.update(found=None, skipped=str(error))
+            except SyntaxError as error:
+                record.update(found=None, skipped=f"injection does not parse: {error}")
+            finally:
+                for path, data in saved.items():
+                    if data is None:
+                        path.unlink(missing_ok=True)
+                    else:
+                        path.write_bytes(data)
+            out["injections"][injection.id] = record
+            if verbose or record.get("skipped"):
+                mark = {True: "found", False: "MISSED", None: "skip"}[record["found"]]
+                print(f"  {version} {injection.id}: {mark} {record.get('skipped', '')}",
+                      file=sys.stderr)
+                if verbose and not dry:
+                    for line in record.get("findings", []):
+                        print(f"      {line[:220]}", file=sys.stderr)
+    return out
+
+
+def summarize(results: list[dict]) -> list[dict]:
+    rows = []
+    for result in results:
+        records = result["injections"].values()
+        injected = [r for r in records if not r["control"] and r["found"] is not None]
+        controls = [r for r in records if r["control"] and r["found"] is not None]
+        rows.append({"version": result["version"], "baseline_findings": result["baseline_findings"],
+                     "found": sum(r["found"] for r in injected), "injected": len(injected),
+                     "controls_silent": sum(r["found"] for r in controls),
+                     "controls": len(controls)})
+    return rows
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trees", nargs="*", default=list(VERSIONS))
+    parser.add_argument("--only", nargs="*", default=None, help="injection ids")
+    parser.add_argument("--dry-run", action="store_true", help="apply and parse only, no lint")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    injections = [i for i in INJECTIONS if args.only is None or i.id in args.only]
+    results = [run_version(v, injections, args.dry_run, args.verbose) for v in args.trees]
+    if args.dry_run:
+        return 0
+    summary = summarize(results)
+    for row in summary:
+        print(f"{row['version']:>14}: untouched tree {row['baseline_findings']} finding(s); "
+              f"found {row['found']}/{row['injected']} injections; controls silent "
+              f"{row['controls_silent']}/{row['controls']}")
+    missed = sorted({(i, r["form"]) for res in results for i, r in res["injections"].items()
+                     if r["found"] is False})
+    for injection_id, form in missed:
+        print(f"  not found or not silent: {injection_id} ({form})")
+    if args.only is None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({
+            "command": "python bench/injected_torch.py", "commit": git_commit(),
+            "injections": len([i for i in injections if not i.control]),
+            "controls": len([i for i in injections if i.control]),
+            "summary": summary, "results": results}, indent=1) + "\n")
+        print(f"wrote {args.out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
