@@ -38,9 +38,11 @@ class LiteCompiler:
     """One compile of one Dynamo graph: its registry, its derived config, its ledger."""
 
     def __init__(self, registry_paths: Sequence[str] = (), options: Mapping[str, Any] | None = None):
-        from lite_compiler.cudagraphs import parse_options
+        self.cudagraphs = False  # options={"cudagraphs": True}: lite_compiler.cudagraphs
+        if options:  # (no options: the CUDA-graph module is not even imported)
+            from lite_compiler.cudagraphs import parse_options
 
-        self.cudagraphs = parse_options(options)  # options={"cudagraphs": True}: lite_compiler.cudagraphs
+            self.cudagraphs = parse_options(options)
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
         self.registry = registry(tuple(registry_paths))
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
@@ -122,7 +124,8 @@ class LiteCompiler:
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
                 self._run_always_custom_passes(gm, "post_grad")
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
-                outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows)
+                outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,
+                                          self.effects.rows)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config=self.inductor_config)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")

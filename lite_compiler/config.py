@@ -37,16 +37,20 @@ _loaded: dict[tuple, Any] = {}
 
 
 def registry(extra_paths: tuple[str, ...] = ()) -> Any:
-    """The registry for one compile. Parsed once per set of files and their contents: the key
+    """The registry for one compile. Loaded once per set of files and their contents: the key
     is each file's sha256, so an edit takes effect at the next compile even when it keeps the
     file's mtime and size (cp -p, tar, rsync -t), and an unchanged registry is never re-parsed."""
-    from lite_guard.registry import Registry, registry_paths
+    from lite_guard.registry import registry_paths
+    from lite_guard.registry_cache import cached_registry
 
     from_env = [p for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
     paths = registry_paths(extra_paths=[*from_env, *extra_paths])
     key = tuple(_content_key(path) for path in paths)
     if key not in _loaded:
-        loaded = Registry.from_files(paths)  # raises on bad input: nothing is cached then
+        # Registry.from_files, or its validated form cached per user by content hash and
+        # authenticated (lite_guard.registry_cache): parsing 4 TOML files was ~50 ms of every
+        # process's first compile. Raises on bad input: nothing is cached then.
+        loaded = cached_registry(paths)
         _loaded.clear()
         _loaded[key] = loaded
     return _loaded[key]
@@ -64,7 +68,24 @@ def _content_key(path: Any) -> tuple:
 
 
 def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(inductor patch, functorch patch); every key must exist in the installed torch."""
+    """(inductor patch, functorch patch); every key must exist in the installed torch.
+
+    Derived and checked once per loaded registry (every compile asks; the registry object is
+    replaced whenever a registry file's bytes change, see registry()); callers get copies."""
+    import torch
+
+    held = _DERIVED.get(id(reg))
+    if held is None or held[0] is not reg or held[1] != torch.__version__:
+        _DERIVED.clear()  # one registry in use at a time; the old one may be gone
+        held = _DERIVED[id(reg)] = (reg, torch.__version__, _derive_configs(reg))
+    inductor, functorch = held[2]
+    return dict(inductor), dict(functorch)
+
+
+_DERIVED: dict[int, tuple[Any, str, tuple[dict[str, Any], dict[str, Any]]]] = {}
+
+
+def _derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     import torch
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config

@@ -79,4 +79,16 @@ def selective_decomposition_table(
 
         base = select_decomp_table()
     with timed("lite_selective_decomposition", "aot"):
-        return {op: _selective(fn) for op, fn in base.items()}
+        return {op: _wrapper_of(op, fn) for op, fn in base.items()}
+
+
+# op -> (decomposition, its selective wrapper): ~1,000 closures were built afresh at every
+# compile; an op whose decomposition is another object (a user registered one) gets a new one.
+_WRAPPERS: dict[Any, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+
+def _wrapper_of(op: Any, decomposition: Callable[..., Any]) -> Callable[..., Any]:
+    held = _WRAPPERS.get(op)
+    if held is None or held[0] is not decomposition:
+        held = _WRAPPERS[op] = (decomposition, _selective(decomposition))
+    return held[1]

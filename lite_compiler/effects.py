@@ -83,18 +83,6 @@ def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> str:
     return repr(arg)
 
 
-class _Ref:
-    """A node reference inside a fingerprinted argument: printed as ``%name``."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"%{self.name}"
-
-
 def node_row(node: Any, rename: Callable[[Any], str] | None = None) -> tuple[Any, ...]:
     return (node.name if rename is None else rename(node), node.op, _target_name(node.target),
             _arg_key(node.args, rename), _arg_key(node.kwargs, rename),
@@ -299,10 +287,10 @@ def _value_numbers(graph: Any, inputs: dict[str, Any] | None = None) -> dict[Any
             known = (inputs or {}).get(node.name)
             numbers[node] = known if known is not None else (node.op, node.name)
             continue
-        args = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: _Ref(repr(numbers[n])))
+        args = _arg_key((node.args, node.kwargs), lambda n: str(numbers[n]))
         tags = getattr(node.target, "tags", ())
         seeded = torch.Tag.nondeterministic_seeded in tags if tags else False
-        numbers[node] = hash((_target_name(node.target), repr(args), node.name if seeded else ""))
+        numbers[node] = hash((_target_name(node.target), args, node.name if seeded else ""))
     return numbers
 
 
@@ -345,12 +333,17 @@ def _args_text(node: Any) -> str:
 # ---- outside regions: the graph that runs is the graph AOTAutograd produced -------------------
 
 def outer_fingerprint(graph: Any, is_region_node: Callable[[Any], bool],
-                      cache: dict[Any, tuple[Any, ...]] | None = None) -> Fingerprint:
+                      cache: dict[Any, tuple[Any, ...]] | None = None,
+                      plain: dict[Any, tuple[Any, ...]] | None = None) -> Fingerprint:
     """The graph minus its regions: region nodes are left out and inputs from them read
     ``%<region>``, so scooping regions into compiled calls leaves this unchanged. ``cache``:
     rows of unchanged nodes are reused (scooping replaces the args of every node that reads a
-    region, so a reused row never hides a change)."""
+    region, so a reused row never hides a change). ``plain``: the rows cache of the whole-graph
+    fingerprint (EffectState.rows); a graph without region nodes has exactly those rows, so
+    they are reused instead of computed again."""
     region = {n for n in graph.nodes if is_region_node(n)}  # once: the test recurses
+    if not region and plain is not None:
+        return fingerprint(graph, cache=plain)
 
     def rename(node: Any) -> str:
         return "<region>" if node in region else node.name
@@ -374,7 +367,7 @@ def check_outer_graph(expected: Fingerprint, graph: Any, is_region_node: Callabl
     state = _state()
     if state is None:
         return
-    now = outer_fingerprint(graph, is_region_node, state.outer_rows)
+    now = outer_fingerprint(graph, is_region_node, state.outer_rows, state.rows)
     if not same(expected, now):
         guard.refuse_effect("lowering", f"outside regions, the graph that would run is not the"
                             f" graph AOTAutograd produced ({where}): {describe_change(expected, now)}")

@@ -298,7 +298,7 @@ def _install(registry: Any) -> None:
         try:
             owner, attr = resolve(hook.target, imported_only=True)
         except NotImportedYet:
-            _DEFERRED.append((hook.target, patch, hook))
+            _defer(hook.target, patch, hook)
             continue
         except (ImportError, AttributeError):
             # Only a hook the registry says this torch lacks gets here in a lite session: lite
@@ -316,7 +316,7 @@ def _install(registry: Any) -> None:
         try:
             owner, attr = resolve(probe.target, imported_only=True)
         except NotImportedYet:
-            _DEFERRED.append((probe.target, patch, None))
+            _defer(probe.target, patch, None)
             continue
         except (ImportError, AttributeError):
             continue  # a torch without this boundary: the checks on either side still run
@@ -335,6 +335,12 @@ def _install(registry: Any) -> None:
 # is the one wrapped). Nothing runs unguarded: a pass cannot run before its module is imported.
 
 _DEFERRED: list[tuple[str, Callable[[Any, str], None], Hook | None]] = []
+_DEFERRED_MODULES: set[str] = set()  # the modules of _DEFERRED's targets (kept in step with it)
+
+
+def _defer(target: str, patch: Callable[[Any, str], None], hook: Hook | None) -> None:
+    _DEFERRED.append((target, patch, hook))
+    _DEFERRED_MODULES.add(target.split(":")[0])
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
@@ -342,7 +348,8 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
     depth = 0
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if not any(t.split(":")[0] == fullname for t, _, _ in _DEFERRED):
+        # Asked for every module imported while a session is open (hundreds in a first compile).
+        if fullname not in _DEFERRED_MODULES:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is None or not hasattr(spec.loader, "exec_module"):
@@ -384,6 +391,8 @@ def _install_deferred(registry: Any) -> None:
                 continue
             patch(owner, attr)
         _DEFERRED[:] = waiting
+        _DEFERRED_MODULES.clear()
+        _DEFERRED_MODULES.update(target.split(":")[0] for target, _, _ in waiting)
 
 
 def _shipped_registry() -> Any:
@@ -399,6 +408,7 @@ def _uninstall() -> None:
     if _PATCH_ON_IMPORT in sys.meta_path:
         sys.meta_path.remove(_PATCH_ON_IMPORT)
     _DEFERRED.clear()
+    _DEFERRED_MODULES.clear()
     while _saved:
         owner, attr, raw = _saved.pop()
         setattr(owner, attr, raw)

@@ -45,13 +45,13 @@ def configs_of(key: Any, nodes: list[torch.fx.Node]) -> dict[str, Any]:
 
 def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
     """Fuse each region's nodes into submodules. Returns (submodule name, region id, configs)."""
+    regions = group_regions(gm)
+    if not regions:
+        return []  # before the partitioner's imports: a graph without regions never needs them
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import create_op_support
     from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
-    regions = group_regions(gm)
-    if not regions:
-        return []
     partitions: list[dict[torch.fx.Node, int | None]] = []
     owners: list[tuple[Any, dict[str, Any]]] = []
     order = {node: i for i, node in enumerate(gm.graph.nodes)}

@@ -22,8 +22,12 @@ def session(mode: str, registry: Any, ledger: Ledger, graph: str = "graph",
             effects: EffectState | None = None) -> Iterator[Session]:
     """A guard session. ``effects``: the compile's EffectState (one per compile, shared by its
     sessions); a new one by default."""
-    if mode == "lite":
-        hooks.check_hooks(registry)  # fail closed: a lite session never runs with a hook missing
+    outer = guard.current_session()
+    if mode == "lite" and not (outer is not None and outer.mode == "lite" and outer.registry is registry):
+        # Fail closed: a lite session never runs with a hook missing. A session nested in a lite
+        # session of the same registry was checked there (a hook module imported since is
+        # checked as it is imported: lite_compiler.hooks._PatchOnImport).
+        hooks.check_hooks(registry)
     new = Session(mode=mode, registry=registry, ledger=ledger, graph=graph,
                   effects=effects if effects is not None else EffectState())
     with _pushed(new):

@@ -1,0 +1,302 @@
+"""The validated registry, cached per user: parsed and checked once, read back authenticated.
+
+Parsing and validating the shipped registries (four TOML files, about 1,100 entries) costs about
+50 ms, paid by every process that compiles in lite mode before its first result. The
+``Registry`` that ``Registry.from_files`` built and validated is kept in the user cache
+directory (``LITE_GUARD_CACHE_DIR``, else the lint cache's default), one file per set of
+registry files, and read back instead of parsed:
+
+* the entry's name hashes every registry file's path and bytes, the bytes of the code that
+  validates them (lite_guard's registry modules and this one) and the Python version, so an
+  edited registry or a new lite-guard is a different entry, never a stale one;
+* the entry carries an HMAC-SHA256 over its name and content, keyed by a per-user secret (mode
+  0600) in a directory only the user may write (mode 0700, refused otherwise), so anyone can
+  compute a name but nobody else can write an entry that passes;
+* only after the MAC matches is it unpickled, and only into the registry's own classes (an
+  allow-list of globals); anything else is parsed again, never trusted.
+
+Parsing is always the fallback and gives the same registry: a cache that cannot be used (not
+owned by the user, writable by others, no permission, damaged) is skipped without a word.
+``LITE_GUARD_REGISTRY_CACHE=0`` switches it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import os
+import pickle
+import secrets
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lite_guard import registry as _registry
+from lite_guard.registry import Registry
+
+ENV_DIR = "LITE_GUARD_CACHE_DIR"
+ENV_SWITCH = "LITE_GUARD_REGISTRY_CACHE"
+LAYOUT = "registry-v1"
+SECRET_NAME = "secret.key"
+_SECRET_BYTES = 32
+_MAC_BYTES = 32
+_KEEP = 8  # entries kept; older ones (registries since edited) are removed when one is written
+_MAX_ENTRY_BYTES = 64 << 20
+
+
+def cached_registry(paths: Sequence[str | Path]) -> Registry:
+    """``Registry.from_files(paths)``: read back from the cache when an authentic entry for these
+    exact bytes exists, else parsed (and then cached). Errors are from_files' own."""
+    paths = [Path(p) for p in paths]
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return Registry.from_files(paths)
+    contents = _read_all(paths)
+    store = _Store.open() if contents is not None else None
+    if store is None:
+        return Registry.from_files(paths)
+    try:
+        found = store.get(_key(paths, contents))
+        if found is not None and found.files == tuple(paths):
+            found._file_bytes = dict(zip(paths, contents))  # the very bytes the key hashes
+            return found
+        fresh = Registry.from_files(paths)  # raises on bad input: nothing is cached then
+        parsed = [fresh._file_bytes.get(path, b"") for path in fresh.files]
+        store.put(_key(list(fresh.files), parsed), fresh)
+        return fresh
+    finally:
+        store.close()
+
+
+# ---- the key ----------------------------------------------------------------------------------
+
+_CODE_DIGEST: list[bytes] = []
+
+
+def _code_digest() -> bytes:
+    """The validating code's bytes: another lite-guard never reads this one's entries."""
+    if not _CODE_DIGEST:
+        digest = hashlib.sha256()
+        for module in (_registry, sys.modules[__name__]):
+            digest.update(Path(module.__file__).read_bytes())
+        for name in ("stages.py", "errors.py"):
+            digest.update(Path(_registry.__file__).with_name(name).read_bytes())
+        _CODE_DIGEST.append(digest.digest())
+    return _CODE_DIGEST[0]
+
+
+def _key(paths: Sequence[Path], contents: Sequence[bytes]) -> str:
+    digest = hashlib.sha256(LAYOUT.encode() + b"\0" + sys.version.encode() + b"\0" + _code_digest())
+    for path, data in zip(paths, contents):
+        name = os.fsencode(str(path))
+        digest.update(b"%d\0" % len(name) + name + b"%d\0" % len(data))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _read_all(paths: Sequence[Path]) -> list[bytes] | None:
+    """Every file's bytes, or None when one cannot be read as a regular file (from_files then
+    reports it, with its own message)."""
+    try:
+        return [_registry.read_regular_file(path) for path in paths]
+    except OSError:
+        return None
+
+
+# ---- pickling into the registry's own classes only ----------------------------------------------
+
+_ALLOWED = {
+    "lite_guard.registry": {"Registry", "PassEntry", "ConfigEntry", "PipelineEntry", "BaseEntry"},
+    "pathlib": {"Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"},
+}
+
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        return "UNSET" if obj is _registry.UNSET else None  # a singleton, compared with "is"
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if name in _ALLOWED.get(module, ()):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"global {module}.{name} is not a registry class")
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid == "UNSET":
+            return _registry.UNSET
+        raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+
+
+def _dumps(reg: Registry) -> bytes:
+    saved = reg._file_bytes
+    reg._file_bytes = {}  # the bytes are in the files; the key vouches for them
+    try:
+        buffer = io.BytesIO()
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(reg)
+        return buffer.getvalue()
+    finally:
+        reg._file_bytes = saved
+
+
+# ---- the directory: the user's own, private ------------------------------------------------------
+
+def default_dir() -> Path:
+    override = os.environ.get(ENV_DIR)
+    if override:
+        return Path(override)
+    if sys.platform.startswith("linux"):  # platformdirs' answer there, without its 15 ms import
+        base = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return Path(base if os.path.isabs(base) else os.path.expanduser("~/.cache")) / "lite-guard"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("lite-guard"))
+
+
+def _private_dir(name: str | Path, parent_fd: int | None) -> int | None:
+    """A descriptor of a directory only this user may write (created 0700 if missing), or None."""
+    try:
+        if parent_fd is None:
+            Path(name).parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(name, 0o700, dir_fd=parent_fd)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=parent_fd)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _secret(dir_fd: int) -> bytes | None:
+    """The per-user MAC key, created once (mode 0600); None if it is not a private file of ours."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(SECRET_NAME, flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        _publish_secret(dir_fd)
+        try:
+            fd = os.open(SECRET_NAME, flags, dir_fd=dir_fd)
+        except OSError:
+            return None
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            return None
+        secret = handle.read(_SECRET_BYTES + 1)
+    return secret if len(secret) == _SECRET_BYTES else None
+
+
+def _publish_secret(dir_fd: int) -> None:
+    """Write a secret to a private temporary file and link it into place: of two processes
+    starting at once, exactly one secret wins and nobody sees half of one."""
+    tmp = f".secret-{os.getpid()}-{secrets.token_hex(8)}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=dir_fd)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(_SECRET_BYTES))
+        try:
+            os.link(tmp, SECRET_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            pass
+    except OSError:
+        pass
+    finally:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+
+
+class _Store:
+    """Entries of one cache directory, every file opened through its verified descriptor."""
+
+    def __init__(self, dir_fd: int, secret: bytes):
+        self.dir_fd, self.secret = dir_fd, secret
+
+    @classmethod
+    def open(cls) -> _Store | None:
+        root_fd = _private_dir(default_dir(), None)
+        if root_fd is None:
+            return None
+        try:
+            dir_fd = _private_dir(LAYOUT, root_fd)
+        finally:
+            os.close(root_fd)
+        if dir_fd is None:
+            return None
+        secret = _secret(dir_fd)
+        if secret is None:
+            os.close(dir_fd)
+            return None
+        return cls(dir_fd, secret)
+
+    def close(self) -> None:
+        os.close(self.dir_fd)
+
+    def _mac(self, key: str, payload: bytes) -> bytes:
+        return hmac.new(self.secret, key.encode("ascii") + b"\0" + payload, hashlib.sha256).digest()
+
+    def get(self, key: str) -> Registry | None:
+        try:
+            fd = os.open(f"{key}.pickle", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=self.dir_fd)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
+                    or info.st_size > _MAX_ENTRY_BYTES:
+                return None
+            data = handle.read(_MAX_ENTRY_BYTES + 1)
+        mac, payload = data[:_MAC_BYTES], data[_MAC_BYTES:]
+        if len(mac) != _MAC_BYTES or not hmac.compare_digest(mac, self._mac(key, payload)):
+            return None  # not written by us, or damaged: parse again
+        try:
+            found = _Unpickler(io.BytesIO(payload)).load()
+        except Exception:  # an entry of ours that still fails to load: parse again
+            return None
+        return found if isinstance(found, Registry) else None
+
+    def put(self, key: str, reg: Registry) -> None:
+        try:
+            payload = _dumps(reg)
+        except Exception:  # a value pickle cannot hold: this registry is simply not cached
+            return
+        tmp = f".{key}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o600, dir_fd=self.dir_fd)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(self._mac(key, payload) + payload)
+            os.replace(tmp, f"{key}.pickle", src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        except OSError:
+            try:
+                os.unlink(tmp, dir_fd=self.dir_fd)
+            except OSError:
+                pass
+            return
+        self._prune(keep=f"{key}.pickle")
+
+    def _prune(self, keep: str) -> None:
+        """Keep the newest entries only: every registry edit makes a new one."""
+        try:
+            names = [n for n in os.listdir(self.dir_fd) if n.endswith(".pickle") and n != keep]
+            dated = sorted(((os.stat(n, dir_fd=self.dir_fd, follow_symlinks=False).st_mtime, n)
+                            for n in names), reverse=True)
+            for _, name in dated[_KEEP - 1:]:
+                os.unlink(name, dir_fd=self.dir_fd)
+        except OSError:
+            pass

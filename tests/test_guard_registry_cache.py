@@ -1,0 +1,170 @@
+"""The validated registry cached per user (lite_guard.registry_cache): read back only when it is
+authentic and for the very bytes in use; anything else is parsed again, never trusted."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import stat
+
+import pytest
+
+from lite_guard import registry_cache
+from lite_guard.registry import UNSET, Registry, RegistryError, registry_paths
+
+ENTRY = """
+[[pass]]
+name = "{name}"
+stage = "post_grad"
+lite = "never"
+hook = "mypkg.passes:{name}"
+why = "a project pass"
+
+[[config]]
+key = "epilogue_fusion"
+kind = "optimization"
+type = "bool"
+lite_value = false
+why = "forced off"
+"""
+
+
+@pytest.fixture()
+def cache_dir(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv(registry_cache.ENV_DIR, str(directory))
+    monkeypatch.delenv(registry_cache.ENV_SWITCH, raising=False)
+    return directory
+
+
+def _entries(cache_dir):
+    layout = cache_dir / registry_cache.LAYOUT
+    return sorted(layout.glob("*.pickle")) if layout.exists() else []
+
+
+def _same(a: Registry, b: Registry) -> bool:
+    return (a.passes, a.configs, a.pipelines, a.bases, a.files) == \
+        (b.passes, b.configs, b.pipelines, b.bases, b.files)
+
+
+def test_shipped_registry_read_back_equals_a_fresh_parse(cache_dir):
+    paths = registry_paths(include_project=False)
+    first = registry_cache.cached_registry(paths)
+    assert len(_entries(cache_dir)) == 1
+    again = registry_cache.cached_registry(paths)
+    fresh = Registry.from_files(paths)
+    assert again is not first and _same(again, fresh) and _same(first, fresh)
+    assert again.content_hash() == fresh.content_hash()
+    assert again.derive_lite_config("inductor", "2.13.0") == fresh.derive_lite_config("inductor", "2.13.0")
+    # "classified, not forced" is the UNSET singleton, compared with "is": it must survive
+    unforced = [c.key for c in again.configs if c.lite_value is UNSET]
+    assert unforced == [c.key for c in fresh.configs if c.lite_value is UNSET] and unforced
+
+
+def test_an_authentic_entry_is_what_is_used(cache_dir, tmp_path):
+    """The entry for these bytes is read, not the files: replace its content (keeping a valid
+    MAC, which only this user can compute) and that content comes back."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text(ENTRY.format(name="my_pass"))
+    other = tmp_path / "other.toml"
+    other.write_text(ENTRY.format(name="other_pass"))
+    registry_cache.cached_registry([mine])
+    (entry,) = _entries(cache_dir)
+    store = registry_cache._Store.open()
+    try:
+        substitute = Registry.from_files([other])
+        substitute.files = (mine,)  # as if parsed from mine
+        payload = registry_cache._dumps(substitute)
+        entry.write_bytes(store._mac(entry.stem, payload) + payload)
+    finally:
+        store.close()
+    loaded = registry_cache.cached_registry([mine])
+    assert [p.name for p in loaded.passes] == ["other_pass"]
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_parsed_again(cache_dir, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="pass_a"))
+    before = os.stat(path)
+    assert [p.name for p in registry_cache.cached_registry([path]).passes] == ["pass_a"]
+    path.write_text(ENTRY.format(name="pass_b"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [p.name for p in registry_cache.cached_registry([path]).passes] == ["pass_b"]
+
+
+def test_a_tampered_entry_is_not_trusted(cache_dir, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="my_pass"))
+    registry_cache.cached_registry([path])
+    (entry,) = _entries(cache_dir)
+    forged = Registry.from_files([path])
+    forged.passes = ()  # "nothing is registered": what a forger would like the guard to read
+    payload = registry_cache._dumps(forged)
+    entry.write_bytes(b"\0" * 32 + payload)  # no valid MAC
+    loaded = registry_cache.cached_registry([path])
+    assert [p.name for p in loaded.passes] == ["my_pass"]
+
+
+def test_an_entry_with_foreign_globals_is_never_unpickled_into_them(cache_dir, tmp_path):
+    """Even with a valid MAC, only the registry's own classes are ever built from an entry."""
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="my_pass"))
+    registry_cache.cached_registry([path])
+    (entry,) = _entries(cache_dir)
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.mkdir, (str(marker),))
+
+    buffer = io.BytesIO()
+    pickle.Pickler(buffer).dump(Evil())
+    store = registry_cache._Store.open()
+    try:
+        entry.write_bytes(store._mac(entry.stem, buffer.getvalue()) + buffer.getvalue())
+    finally:
+        store.close()
+    loaded = registry_cache.cached_registry([path])
+    assert not marker.exists()
+    assert [p.name for p in loaded.passes] == ["my_pass"]
+
+
+def test_a_directory_others_may_write_is_not_used(cache_dir, tmp_path):
+    cache_dir.mkdir()
+    os.chmod(cache_dir, 0o777)
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="my_pass"))
+    loaded = registry_cache.cached_registry([path])
+    assert [p.name for p in loaded.passes] == ["my_pass"]
+    assert not (cache_dir / registry_cache.LAYOUT).exists()
+
+
+def test_a_secret_others_may_read_is_not_used(cache_dir, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="my_pass"))
+    registry_cache.cached_registry([path])
+    secret = cache_dir / registry_cache.LAYOUT / registry_cache.SECRET_NAME
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+    os.chmod(secret, 0o644)
+    assert registry_cache._Store.open() is None
+    assert [p.name for p in registry_cache.cached_registry([path]).passes] == ["my_pass"]
+
+
+def test_a_bad_registry_raises_as_from_files_does_and_caches_nothing(cache_dir, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[pass]]\nname = "x"\nstage = "post_grad"\nlite = "sometimes"\n')
+    with pytest.raises(RegistryError) as cached_error:
+        registry_cache.cached_registry([bad])
+    with pytest.raises(RegistryError) as direct_error:
+        Registry.from_files([bad])
+    assert str(cached_error.value) == str(direct_error.value)
+    assert _entries(cache_dir) == []
+
+
+def test_switched_off_it_writes_nothing(cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv(registry_cache.ENV_SWITCH, "0")
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="my_pass"))
+    assert [p.name for p in registry_cache.cached_registry([path]).passes] == ["my_pass"]
+    assert not cache_dir.exists()
