@@ -205,6 +205,144 @@ def test_new_module_in_fx_passes_is_reported(copy_linter, torch_copy):
                                                 "torch/_inductor/fx_passes/rope_fusion.py")]
 
 
+# ---- steps a pipeline runs without a plain call ---------------------------------------------
+
+PRE_GRAD = "_inductor/fx_passes/pre_grad.py"
+PRE_DISPATCH_LIST = "        remove_noop_pass,\n"  # an element of _run_pre_dispatch_passes' pass list
+
+
+def _with_entry(registry_text: str, tmp_path: Path) -> Registry:
+    extra = tmp_path / "extra.toml"
+    extra.write_text(registry_text)
+    return Registry.load(extra_paths=[extra], include_project=False)
+
+
+def _line_of(path: Path, text: str) -> int:
+    return path.read_text().splitlines().index(text.rstrip("\n")) + 1
+
+
+def _inject_pre_dispatch_pass(torch_copy: Path) -> tuple[Path, bytes, int]:
+    path = torch_copy / PRE_GRAD
+    assert PRE_DISPATCH_LIST in path.read_text(), "the anchor line moved in this torch"
+    original = _mutate(path, lambda t: t.replace(
+        PRE_DISPATCH_LIST, PRE_DISPATCH_LIST + "        fuse_chunk_gelu_pass,\n", 1)
+        + "\n\ndef fuse_chunk_gelu_pass(graph):\n    return graph\n")
+    return path, original, _line_of(path, "        fuse_chunk_gelu_pass,")
+
+
+def test_function_in_a_pipeline_pass_list_is_reported(copy_linter, torch_copy):
+    path, original, line = _inject_pre_dispatch_pass(torch_copy)
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG005", "fuse_chunk_gelu_pass", line)]
+    assert findings[0].message.startswith(
+        "'torch._inductor.fx_passes.pre_grad:_run_pre_dispatch_passes' lists"
+        " 'fuse_chunk_gelu_pass': 'fuse_chunk_gelu_pass' runs as a step of the pipeline and no"
+        " registry entry names it; register it: [[pass]] name = \"fuse_chunk_gelu_pass\"")
+
+
+def test_function_in_a_pipeline_pass_list_is_silent_when_registered(torch_copy, lint_cache,
+                                                                     tmp_path):
+    registry = _with_entry('[[pass]]\nname = "fuse_chunk_gelu_pass"\nstage = "pre_grad"\n'
+                           'lite = "never"\nsource = "torch/_inductor/fx_passes/pre_grad.py"\n',
+                           tmp_path)
+    path, original, _ = _inject_pre_dispatch_pass(torch_copy)
+    try:
+        findings = lint_tree(torch_copy, registry, Cache(lint_cache)).findings
+    finally:
+        path.write_bytes(original)
+    assert [f.text() for f in findings] == []
+
+
+NEW_ROOT_STEPS = {  # root: (file, anchor, the step added after the anchor, what it calls, stage)
+    "Scheduler.__init__": ("_inductor/scheduler.py", "            self._init(nodes)\n",
+                           "            self._reorder_for_cache_reuse()\n", "_reorder_for_cache_reuse",
+                           "scheduler"),
+    "GraphLowering._update_scheduler": (
+        "_inductor/graph.py", "            self.scheduler = Scheduler(self.operations)\n",
+        "        self.scheduler.nodes = reorder_kernels_for_locality(self.scheduler.nodes)\n",
+        "reorder_kernels_for_locality", "scheduler"),
+    "PythonWrapperCodegen.run_wrapper_ir_passes": (
+        "_inductor/codegen/wrapper.py", "            self.memory_plan_reuse()\n",
+        "        self.compact_buffer_lines()\n", "compact_buffer_lines", "codegen"),
+}
+
+
+@pytest.mark.parametrize("root", list(NEW_ROOT_STEPS))
+def test_step_added_to_a_scheduler_or_wrapper_pipeline_is_reported(root, copy_linter, torch_copy):
+    relative, anchor, step, name, stage = NEW_ROOT_STEPS[root]
+    path = torch_copy / relative
+    assert anchor in path.read_text(), "the anchor line moved in this torch; pick another"
+    original = _mutate(path, lambda t: t.replace(anchor, anchor + step, 1))
+    line = _line_of(path, step)
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG005", name, line)]
+    assert findings[0].message.endswith(f"calls '{name}', which no registry entry names; a step"
+                                        f" of a pass pipeline must be registered: [[pass]] name ="
+                                        f' "{name}", stage = "{stage}",'
+                                        f' lite = "never", kind = "helper", source ='
+                                        f' "torch/{relative}"')
+
+
+COMMS = "_inductor/comms.py"
+REORDER_PASS = ("def sink_waits_v2(snodes: list[BaseSchedulerNode]) -> list[BaseSchedulerNode]:\n"
+                "    return snodes\n\n\n")
+
+
+def test_function_shaped_like_a_by_name_reorder_pass_is_reported(copy_linter, torch_copy):
+    """comms.reorder_compute_and_comm_for_overlap runs globals()[name] for each name of
+    reorder_for_compute_comm_overlap_passes: a function of its signature is a pass."""
+    path = torch_copy / COMMS
+    original = _mutate(path, lambda t: t.replace("def raise_comms(", REORDER_PASS + "def raise_comms(", 1))
+    line = _line_of(path, REORDER_PASS.splitlines()[0])
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG005", "sink_waits_v2", line)]
+    assert findings[0].message == (
+        "'sink_waits_v2' has the signature of the passes"
+        " 'torch._inductor.comms:reorder_compute_and_comm_for_overlap' looks up by name in its"
+        " module (globals()[name]), so a config list can run it, and no registry entry names it;"
+        ' register it: [[pass]] name = "sink_waits_v2", stage = "scheduler", lite = "never",'
+        ' kind = "function", source = "torch/_inductor/comms.py"')
+
+
+def test_helper_of_another_signature_in_comms_is_not_a_pass(copy_linter, torch_copy):
+    path = torch_copy / COMMS
+    original = _mutate(path, lambda t: t.replace(
+        "def raise_comms(", "def _count_waits(snodes: list[BaseSchedulerNode]) -> int:\n"
+        "    return len(snodes)\n\n\ndef raise_comms(", 1))
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [f.text() for f in findings] == []
+
+
+def test_loop_variable_reused_by_two_loops_names_each_loops_own_pattern_passes(copy_linter,
+                                                                              torch_copy):
+    """split_cat builds PatternMatcherPass(pass_name=pass_name) in two loops over two name lists;
+    a name added to the first list is reported once, at the first loop's constructor."""
+    path = torch_copy / "_inductor/fx_passes/split_cat.py"
+    first = '    "normalization_pass",\n'
+    assert first in path.read_text()
+    original = _mutate(path, lambda t: t.replace(first, first + '    "int8_split_cat_pass",\n', 1))
+    text = path.read_text().splitlines()
+    loop = text.index("for pass_name in pre_grad_pass_names:")
+    line = next(n for n in range(loop, len(text)) if "pass_name=pass_name" in text[n]) + 1
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG001", "int8_split_cat_pass", line)]
+
+
 def test_drifted_lite_mode_options_is_reported(copy_linter, torch_copy):
     path = torch_copy / "_inductor/__init__.py"
     original = _mutate(path, lambda t: t.replace('"use_dce": False,', '"use_dce": True,', 1))

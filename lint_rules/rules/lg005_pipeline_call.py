@@ -79,6 +79,22 @@ source = "torch/_inductor/fx_passes/post_grad.py"
 why = "registers the pattern tables once; transforms nothing"
 """
 _PATH = "torch/_inductor/fx_passes/post_grad.py"
+_PARTIAL = """
+[[pass]]
+name = "functools:partial"
+stage = "post_grad"
+kind = "helper"
+lite = "always"
+why = "wraps a function; the wrapped function is the step"
+"""
+_RUN_ALL = """
+[[pipeline]]
+root = "torch._inductor.fx_passes.post_grad:run_all"
+stage = "post_grad"
+why = "a root that runs another root"
+"""
+_HINT = ('[[pass]] name = "{0}", stage = "post_grad", lite = "never", kind = "helper", source ='
+         ' "torch/_inductor/fx_passes/post_grad.py"')
 # A project's own pipeline; torch's helper named eliminate_dead_code must not cover its calls.
 _USER_ROOT = """
 [[pipeline]]
@@ -123,6 +139,13 @@ class UnregisteredPipelineCall(IndexRule):
         Example("def post_grad_passes(gm):\n    GraphTransformObserver(gm, 'x').apply_graph_pass("
                 "lambda g: rewrite(g))\n", path=_PATH, registry=_REGISTRY),  # named by its observer
         Example("def other(gm):\n    rewrite(gm)\n", path=_PATH, registry=_REGISTRY),  # not a root
+        # a loop over registered passes: the loop variable is the functions it takes
+        Example("def remove_noop_ops(g):\n    pass\n\ndef post_grad_passes(gm):\n"
+                "    for p in (remove_noop_ops,):\n        p(gm.graph)\n",
+                path=_PATH, registry=_REGISTRY),
+        # another root is checked as a root, not registered as a step
+        Example("def post_grad_passes(gm):\n    pass\n\ndef run_all(gm):\n    post_grad_passes(gm)\n",
+                path=_PATH, registry=_REGISTRY + _RUN_ALL),
     ]
     INVALID = [
         Example("def post_grad_passes(gm):\n    drop_dead_nodes(gm.graph)\n", path=_PATH,
@@ -152,6 +175,27 @@ class UnregisteredPipelineCall(IndexRule):
                 " which no registry entry names; a step of a pass pipeline must be registered:"
                 ' [[pass]] name = "myproj.passes:run.gm.graph.eliminate_dead_code", stage ='
                 ' "post_grad", lite = "never", kind = "helper", source = "myproj/passes.py"'),
+        # a function handed to a helper runs as a step (run_and_log("x", fn, gm))
+        Example("def lazy_init(g=None):\n    pass\n\ndef fold_slices(g):\n    pass\n\n"
+                "def post_grad_passes(gm):\n    lazy_init(fold_slices)\n", path=_PATH,
+                registry=_REGISTRY, line=8,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' passes 'fold_slices'"
+                " to 'lazy_init': 'fold_slices' runs as a step of the pipeline and no registry entry"
+                " names it; register it: " + _HINT.format("fold_slices")),
+        # a pass list the root loops over: named once, at the list
+        Example("def remove_noop_ops(g):\n    pass\n\ndef fold_a(g):\n    pass\n\n"
+                "def post_grad_passes(gm):\n    for p in (remove_noop_ops, fold_a):\n"
+                "        p(gm.graph)\n", path=_PATH, registry=_REGISTRY, line=8,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' lists 'fold_a':"
+                " 'fold_a' runs as a step of the pipeline and no registry entry names it; register"
+                " it: " + _HINT.format("fold_a")),
+        # functools.partial(f, ...)(graph): f runs
+        Example("import functools\n\ndef fuse_int8(g, x):\n    pass\n\ndef post_grad_passes(gm):\n"
+                "    functools.partial(fuse_int8, x=1)(gm.graph)\n", path=_PATH,
+                registry=_REGISTRY + _PARTIAL, line=7,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls 'fuse_int8',"
+                " which no registry entry names; a step of a pass pipeline must be registered: "
+                + _HINT.format("fuse_int8")),
         Example("def rewrite(gm):\n    pass\n", path="torch/_inductor/fx_passes/new_rewrite.py",
                 registry=_REGISTRY, line=1,
                 message="module 'torch/_inductor/fx_passes/new_rewrite.py' is in the FX pass package"
@@ -170,10 +214,14 @@ class UnregisteredPipelineCall(IndexRule):
             if summary is None:
                 findings += cls._misnamed(index, pipeline.root, module)
                 continue  # the root's module is not part of this lint
-            for step in cls.steps(index, module, qualname, roots):
+            named: set[str] = set()  # one finding per step of a root, at its first line
+            for step in sorted(cls.steps(index, module, qualname, roots),
+                               key=lambda s: (s.line, s.col, s.owner is not None)):
                 seen.update(step.candidates)
-                if step.covered or any(_registered(registry, c) for c in step.candidates):
+                if step.covered or any(_registered(registry, c) for c in step.candidates) \
+                        or step.name in named:
                     continue
+                named.add(step.name)
                 hint = pass_hint(step.name, pipeline.stage, "helper",
                                  source=_source(index, step.home or module))
                 message = cls.MESSAGE if step.owner is None else cls.REF_MESSAGE
