@@ -1,0 +1,152 @@
+"""Recall and precision of `lite_guard check --no-project` on third-party Inductor pass code.
+
+The snapshots and the hand labels live in bench/results/recall_third_party.json: for each project
+its source (a git commit of a public repository, or a PyPI wheel with its sha256), the directory
+linted, and every real pass with the identity the runtime guard checks and the lines where a
+finding counts (docs/lint-recall.md says how passes were labelled).
+
+    python bench/recall_third_party.py --prepare            # fetch the snapshots into --trees
+    python bench/recall_third_party.py                      # measure the code of this checkout
+    python bench/recall_third_party.py --src /tmp/old       # measure another checkout's lint_rules
+    python bench/recall_third_party.py --json out.json      # also write the per-finding verdicts
+
+Git sources are read from bare mirrors (``--mirrors``, ``owner+name/repo`` inside, as the
+workspace's ``fetch`` tool lays them out); wheels are downloaded with pip, checked against their
+sha256, and only their .py files are extracted. Nothing fetched is ever imported or run.
+
+A real pass is *found* when a finding names its identity or sits on one of its lines; its
+identity is *right* when a finding names exactly the identity the guard checks. A finding is a
+true positive when it matches a real pass by either; every other finding is a false positive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LABELS = REPO / "bench" / "results" / "recall_third_party.json"
+
+
+def prepare(project: dict, trees: Path, mirrors: Path) -> Path:
+    """The project's snapshot under ``trees`` (built once)."""
+    root = trees / project["project"]
+    if (root / ".complete").exists():
+        return root
+    root.mkdir(parents=True, exist_ok=True)
+    source = project["source"]
+    if source["kind"] == "git":
+        git_dir = mirrors / source["repo"].replace("/", "+") / "repo"
+        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", source["commit"],
+                                  source["path"]], check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(root, filter="data")
+    else:
+        wheels = trees / "_wheels"
+        wheel = wheels / source["file"]
+        if not wheel.exists():
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                            ":all:", "--python-version", "3.12", "--platform", source["platform"],
+                            source["requirement"], "-d", str(wheels)], check=True)
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        if digest != source["sha256"]:
+            raise SystemExit(f"{wheel}: sha256 {digest} is not the labelled snapshot's")
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                if name.endswith(".py") and ".dist-info/" not in name:
+                    archive.extract(name, root)
+    (root / ".complete").write_text("")
+    return root
+
+
+def check(path: Path, src: Path | None) -> list[dict]:
+    env = dict(os.environ)
+    if src is not None:  # another checkout's lint (e.g. before a change): its packages first
+        env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    run = subprocess.run([sys.executable, "-m", "lite_guard", "check", "--no-project", "--no-cache",
+                          "--format", "json", str(path)], capture_output=True, text=True, env=env,
+                         cwd=src or REPO)
+    if run.returncode not in (0, 1):
+        raise SystemExit(f"lite_guard check {path} failed ({run.returncode}): {run.stderr[-400:]}")
+    return json.loads(run.stdout)["findings"]
+
+
+def score(project: dict, root: Path, findings: list[dict]) -> dict:
+    passes = project["passes"]
+    sites = {(p["file"], line): p["name"] for p in passes for line in p["sites"]}
+    names = {p["name"] for p in passes}
+    verdicts = []
+    for finding in findings:
+        relative = os.path.relpath(finding["path"], root)
+        match = finding["name"] if finding["name"] in names else sites.get((relative, finding["line"]))
+        verdicts.append({"path": relative, "line": finding["line"], "code": finding["code"],
+                         "name": finding["name"], "matches": match})
+    found = {v["matches"] for v in verdicts if v["matches"]}
+    right = {v["name"] for v in verdicts if v["name"] in names}
+    true = sum(1 for v in verdicts if v["matches"])
+    return {"project": project["project"], "passes": len(passes), "found": len(found),
+            "identity_right": len(right), "findings": len(verdicts), "true_positives": true,
+            "missed": sorted(names - found), "false_positives": [v for v in verdicts
+                                                                if not v["matches"]],
+            "verdicts": verdicts}
+
+
+def table(results: list[dict]) -> str:
+    rows = ["| project | real passes | found | identity as the guard checks | findings | precision |",
+            "|---|---:|---:|---:|---:|---:|"]
+    total = {"passes": 0, "found": 0, "identity_right": 0, "findings": 0, "true_positives": 0}
+    for r in results:
+        for key in total:
+            total[key] += r[key]
+        rows.append(_row(r["project"], r))
+    rows.append(_row("**all**", total))
+    return "\n".join(rows)
+
+
+def _row(name: str, r: dict) -> str:
+    precision = f"{r['true_positives']}/{r['findings']}" if r["findings"] else "-"
+    return (f"| {name} | {r['passes']} | {r['found']} ({100 * r['found'] // max(r['passes'], 1)}%)"
+            f" | {r['identity_right']} | {r['findings']} | {precision} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trees", type=Path, default=Path("/tmp/recall_third_party"),
+                        help="where the snapshots are (or go, with --prepare)")
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
+                        help="bare git mirrors, owner+name/repo")
+    parser.add_argument("--prepare", action="store_true", help="fetch missing snapshots first")
+    parser.add_argument("--src", type=Path, help="a checkout whose lint_rules to measure")
+    parser.add_argument("--json", type=Path, help="write every finding's verdict here")
+    args = parser.parse_args()
+    labels = json.loads(LABELS.read_text())
+    results = []
+    for project in labels["projects"]:
+        root = args.trees / project["project"]
+        if args.prepare:
+            root = prepare(project, args.trees, args.mirrors)
+        if not (root / ".complete").exists():
+            print(f"{root}: no snapshot; run with --prepare", file=sys.stderr)
+            return 2
+        results.append(score(project, root, check(root / project["lint"], args.src)))
+    print(table(results))
+    for r in results:
+        for name in r["missed"]:
+            print(f"missed  {r['project']}: {name}")
+        for v in r["false_positives"]:
+            print(f"extra   {r['project']}: {v['path']}:{v['line']} {v['code']} {v['name']}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
