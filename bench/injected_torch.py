@@ -533,6 +533,78 @@ INJECTIONS: list[Injection] = [
               self.lines = [line for line in self.lines if line is not None]
           """, "def run_wrapper_ir_passes"),
        expect=["compact_buffer_lines"]),
+    _i("freezing_passes_call", "call in freezing_patterns.freezing_passes",
+       _e("torch/_inductor/fx_passes/freezing_patterns.py", "fold_frozen_views(gm)", "lazy_init()",
+          "def freezing_passes("),
+       _e("torch/_inductor/fx_passes/freezing_patterns.py", """
+          def fold_frozen_views(gm: torch.fx.GraphModule) -> None:
+              pass
+          """, where="append"),
+       expect=["fold_frozen_views"]),
+    _i("graph_lowering_codegen_step", "a step after the scheduler is built in GraphLowering.codegen",
+       _e(GRAPH, "self.scheduler.nodes = fuse_epilogue_chains(self.scheduler.nodes)",
+          "self._update_scheduler()", "def codegen(self)", where="after"),
+       _e(GRAPH, """
+          def fuse_epilogue_chains(nodes):
+              return nodes
+          """, "class GraphLowering("),
+       expect=["fuse_epilogue_chains"]),
+    _i("partition_fn_step", "a joint-graph step in compile_fx.partition_fn",
+       _e(COMPILE, "gm = _dedupe_rng_states(gm)", "gm = _recursive_joint_graph_passes(",
+          "def partition_fn("),
+       _e(COMPILE, """
+          def _dedupe_rng_states(gm: GraphModule) -> GraphModule:
+              return gm
+          """, "def _recursive_post_grad_passes", where="before"),
+       expect=["_dedupe_rng_states"]),
+    _i("register_fusion_class", "@register_fusion class deriving from an Optimus fusion base",
+       _e("torch/_inductor/fx_passes/group_batch_fusion.py", """
+          @register_fusion("batch_int8_linear", pre_grad=False)
+          class BatchInt8LinearFusion(BatchFusion):
+              def match(self, node: torch.fx.Node):
+                  return None
+
+              def fuse(self, graph: torch.fx.GraphModule, subset: list[torch.fx.Node]):
+                  pass
+          """, '@register_fusion("batch_linear_post_grad"'),
+       expect=[("batch_int8_linear", "BatchInt8LinearFusion")]),
+    _i("custom_graph_pass_new_module", "CustomGraphPass subclass in a new _inductor module",
+       _e("torch/_inductor/rope_pass.py", """
+          import torch
+          from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+
+
+          class RopeFusionPass(CustomGraphPass):
+              def __call__(self, graph: torch.fx.Graph) -> None:
+                  for node in graph.nodes:
+                      pass
+
+              def uuid(self):
+                  return get_hash_for_files((__file__,))
+          """, where="new"),
+       expect=["RopeFusionPass"]),
+    _i("observer_outside_roots", "GraphTransformObserver in a new helper outside the pipelines",
+       _e(POST, """
+          def _cleanup_views(gm: torch.fx.GraphModule) -> None:
+              torch.fx.passes.graph_transform_observer.GraphTransformObserver(
+                  gm, "cleanup_views"
+              ).apply_graph_pass(remove_noop_ops)
+          """, where="append"),
+       expect=["cleanup_views"]),
+    _i("config_if_fbcode", "key defined in both branches of an if",
+       _e(CONFIG, """
+          if is_fbcode():
+              enable_rope_fusion_v2 = True
+          else:
+              enable_rope_fusion_v2 = False
+          """, "pattern_matcher = True"),
+       expect=["enable_rope_fusion_v2"]),
+    _i("config_typed_literal", "Literal-typed mode key",
+       _e(CONFIG, """
+          # which int8 matmul lowering to use
+          int8_mm_mode: Literal["default", "fused", "decomposed"] = "default"
+          """, "pattern_matcher = True"),
+       expect=["int8_mm_mode"]),
     # ---- config keys -------------------------------------------------------------------------
     _i("config_bool_digits", "bool pass gate with digits in the name",
        _e(CONFIG, """

@@ -275,6 +275,8 @@ class UnregisteredPipelineCall(IndexRule):
                       roots) -> list[tuple[bool, str, list[str], str]]:
         if callee[0] == "call" and _is_partial_call(callee):
             callee = callee[2][0]  # functools.partial(f, ...)(g): f runs
+        while callee[0] == "call":
+            callee = callee[1]  # make_pass()(g): named by the factory
         if callee[0] == "n":
             ref = index.expr_ref(module, scope, callee, klass)
             if _is_root(index, ref, roots):
