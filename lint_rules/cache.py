@@ -1,11 +1,23 @@
-"""An authenticated content-hash cache of per-file lint results, one small JSON file per entry.
+"""The authenticated lint cache: one record per lint run, naming one pack of per-file results.
 
-Keys hash the file's bytes, its path, the tool version, the registry and the rule set, so a
-stale entry is never read. Keys are computable by anyone, so a key alone proves nothing: every
-entry also carries an HMAC-SHA256 over its key and its result, keyed by a per-user secret that
-lives (mode 0600) in the cache directory (mode 0700). An entry that fails its MAC, its schema
-or its key is linted again, never trusted. A cache directory that someone else owns, or that
-others may write to, is refused with one warning line; the run then goes on without a cache.
+A warm run must cost about one file read, not one per linted file. So a run (the same paths,
+options, registry, rules and tool) keeps:
+
+* a *run record*, ``run-<run key>.json``: every linted file with its size, times, inode and
+  content key, the run's findings, and the SHA-256 of its pack. Its first line is an
+  HMAC-SHA256 over the exact bytes that follow (nothing is re-serialised to check it), keyed by
+  a per-user secret that lives (mode 0600) in the cache directory (mode 0700). A record that
+  fails its MAC, its schema or its key is ignored (one note on stderr) and the tree is linted
+  as if cold, never trusted;
+* a *pack*, ``pack-<sha256>.json``: each file's result (findings, facts, index summary) by its
+  content key, which the record's MAC vouches for through the hash.
+
+When no linted file changed (same stat; a file changed too recently to trust its times is
+hashed) the record's findings are the answer. Otherwise the pack's results of unchanged files
+are reused and the rest is linted again (``lint_rules.engine``). Keys hash the file's bytes, its
+path, version and module, the tool version, the registry and the rule set, so nothing stale is
+ever read. A cache directory that someone else owns, or that others may write to, is refused
+with one warning line; the run then goes on without a cache.
 
 All file access goes through a descriptor of the verified directory (``dir_fd``), so the
 directory cannot be swapped for another one between the check and the reads.
@@ -28,10 +40,11 @@ from pathlib import Path
 from lint_rules.findings import FileResult, Finding
 
 ENV = "LITE_GUARD_CACHE_DIR"
-LAYOUT = "lint-v2"  # v1 entries (no MAC) are never read
+LAYOUT = "lint-v3"  # v1 (no MAC) and v2 (an entry per file) are never read
 SECRET_NAME = "secret.key"
 _SECRET_BYTES = 32
-_MAX_ENTRY_BYTES = 16 << 20  # a larger entry is not one we wrote
+_MAX_ENTRY_BYTES = 512 << 20  # a larger file is not one we wrote
+_RUN_DOMAIN = b"lite-guard lint run\0"
 
 
 def default_cache_dir() -> Path:
@@ -95,34 +108,70 @@ def entry_schema() -> dict:
     return schema
 
 
-_VALIDATOR = None
-
-
-def _validator():
-    """The entry schema compiled to Python (fastjsonschema: ~25x faster than interpreting it, and
-    a warm run validates every entry it reads)."""
-    global _VALIDATOR
-    if _VALIDATOR is None:
-        import fastjsonschema
-
-        _VALIDATOR = fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#",
-                                             **entry_schema()})
-    return _VALIDATOR
-
-
 def valid_entry(result: object) -> bool:
+    """Does ``result`` have the shape ``FileResult.to_dict`` writes?"""
+    if "entry" not in _COMPILED:
+        _COMPILED["entry"] = _compiled(entry_schema())
+    return _valid(lambda: _COMPILED["entry"], result)
+
+
+def run_schema() -> dict:
+    """A run record: the inputs it was computed from, and what it found."""
+    finding = entry_schema()["properties"]["findings"]
+    count = {"type": "integer", "minimum": 0}
+    # An input row: path, size, mtime_ns, ctime_ns, inode, device, content key, racy, torch
+    # version, module (draft-07 spells a fixed-length tuple as "items": [...] with
+    # "additionalItems": false).
+    row = {"type": "array", "minItems": 10, "additionalItems": False, "items": [
+        {"type": "string"}, count, {"type": "integer"}, {"type": "integer"}, count, count,
+        {"type": "string"}, {"type": "boolean"}, {"type": ["string", "null"]}, {"type": "string"}]}
+    external = {"type": "array", "minItems": 3, "additionalItems": False,
+                "items": [{"type": "string"}, {"type": "integer"}, {"type": "integer"}]}
+    fields = {"run": {"type": "string"}, "pack": {"type": "string"}, "started_ns": {"type": "integer"},
+              "inputs": {"type": "array", "items": row}, "externals": {"type": "array", "items": external},
+              "tree_version": {"type": ["string", "null"]}, "findings": finding,
+              "complete": {"type": "boolean"}}
+    return {"type": "object", "additionalProperties": False, "required": list(fields),
+            "properties": fields}
+
+
+def pack_schema() -> dict:
+    """A pack: per content key, the file's result and what the prefilter decided about it."""
+    record = {"type": "object", "additionalProperties": False, "required": ["result", "seeded"],
+              "properties": {"result": entry_schema(), "seeded": {"type": "boolean"}}}
+    return {"type": "object", "additionalProperties": record}
+
+
+def _compiled(schema: dict):
+    """A schema compiled to Python (fastjsonschema: ~25x faster than interpreting it)."""
+    import fastjsonschema
+
+    return fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#", **schema})
+
+
+_COMPILED: dict[str, object] = {}
+
+
+def _run_validator():
+    if "run" not in _COMPILED:
+        _COMPILED["run"] = _compiled(run_schema())
+    return _COMPILED["run"]
+
+
+def _pack_validator():
+    if "pack" not in _COMPILED:
+        _COMPILED["pack"] = _compiled(pack_schema())
+    return _COMPILED["pack"]
+
+
+def _valid(validator, value: object) -> bool:
     import fastjsonschema
 
     try:
-        _validator()(result)
+        validator()(value)
     except fastjsonschema.JsonSchemaException:
         return False
     return True
-
-
-def _canonical(key: str, result: dict) -> bytes:
-    return key.encode("ascii") + b"\0" + json.dumps(
-        result, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
 # ---- the directory ---------------------------------------------------------------------------
@@ -209,12 +258,13 @@ def _publish_secret(dir_fd: int, where: Path) -> None:
 
 
 class Cache:
-    """``get``/``put`` by key. A cache that cannot be trusted degrades to no cache at all."""
+    """One authenticated record per lint run (see the module docstring). A cache that cannot be
+    trusted degrades to no cache at all."""
 
     def __init__(self, directory: Path | None = None, *, warn=None) -> None:
         self.root = directory or default_cache_dir()
         self.directory = self.root / LAYOUT
-        self.rejected = 0  # entries that failed verification and were linted again
+        self.rejected = 0  # records that failed verification (and were ignored)
         self.refused: str | None = None
         self._dir_fd: int | None = None
         self._secret = b""
@@ -241,17 +291,68 @@ class Cache:
     def enabled(self) -> bool:
         return self._dir_fd is not None
 
-    def _name(self, key: str) -> str | None:
-        # Keys are hex digests; anything else never becomes a file name.
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+    # ---- runs ------------------------------------------------------------------------------
+    def mac(self, run_key: str, body: bytes) -> str:
+        return hmac.new(self._secret, _RUN_DOMAIN + run_key.encode("ascii") + b"\0" + body,
+                        hashlib.sha256).hexdigest()
+
+    def load_run(self, run_key: str) -> dict | None:
+        """The record of the last run with this key, if its MAC, key and schema check out."""
+        raw = self._read(_run_name(run_key))
+        if raw is None:
             return None
-        return f"{key}.json"
+        record = self.verify_run(run_key, raw)
+        if record is None:
+            self.rejected += 1
+        return record
 
-    def mac(self, key: str, result: dict) -> str:
-        return hmac.new(self._secret, _canonical(key, result), hashlib.sha256).hexdigest()
+    def verify_run(self, run_key: str, raw: bytes) -> dict | None:
+        mac, newline, body = raw.partition(b"\n")
+        if not newline or len(mac) != 64:
+            return None
+        try:
+            # The MAC covers the exact bytes on disk: nothing is parsed before it matches.
+            if not hmac.compare_digest(mac.decode("ascii"), self.mac(run_key, body)):
+                return None
+            record = json.loads(body)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
+        if not _valid(_run_validator, record) or record["run"] != run_key:
+            return None  # our key, not our shape: an older writer or a bug; lint again
+        return record
 
-    def get(self, key: str) -> FileResult | None:
-        name = self._name(key)
+    def load_pack(self, digest: str) -> dict | None:
+        """The per-file results a run record names by their SHA-256 (which the record's MAC
+        vouches for), or None when missing, altered or of another shape."""
+        raw = self._read(_pack_name(digest))
+        if raw is None or hashlib.sha256(raw).hexdigest() != digest:
+            return None
+        try:
+            pack = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        return pack if _valid(_pack_validator, pack) else None
+
+    def save_run(self, run_key: str, record: dict, pack: dict) -> None:
+        """Write the pack, then the run record that names it (readers see one or the other,
+        whole), then remove the pack the previous record of this run named."""
+        if not self.enabled or not self._writable:
+            return
+        previous = record.pop("_previous_pack", None)
+        data = json.dumps(pack, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        digest = hashlib.sha256(data).hexdigest()
+        record = {**record, "run": run_key, "pack": digest}
+        body = json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        if self._write(_pack_name(digest), data) and self._write(
+                _run_name(run_key), self.mac(run_key, body).encode("ascii") + b"\n" + body) \
+                and previous and previous != digest:
+            try:
+                os.unlink(_pack_name(previous), dir_fd=self._dir_fd)
+            except OSError:
+                pass
+
+    # ---- files -----------------------------------------------------------------------------
+    def _read(self, name: str | None) -> bytes | None:
         if not self.enabled or name is None:
             return None
         try:
@@ -262,55 +363,41 @@ class Cache:
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY_BYTES:
-                return self._reject()
-            raw = handle.read(_MAX_ENTRY_BYTES + 1)
-        result = self.verify(key, raw)
-        return result if result is not None else self._reject()
+                self.rejected += 1
+                return None
+            return handle.read(_MAX_ENTRY_BYTES + 1)
 
-    def verify(self, key: str, raw: bytes) -> FileResult | None:
-        """The entry's result if its MAC, key and schema all check out, else None."""
-        try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(entry, dict) or set(entry) != {"key", "mac", "result"} \
-                or entry["key"] != key or not isinstance(entry["mac"], str):
-            return None
-        try:
-            expected = self.mac(key, entry["result"])
-        except (TypeError, ValueError, RecursionError):
-            return None
-        if not hmac.compare_digest(expected, entry["mac"]):
-            return None
-        if not valid_entry(entry["result"]):
-            return None  # our own key, but not our shape: an older writer or a bug; re-lint
-        return FileResult.from_dict(entry["result"])
-
-    def _reject(self) -> None:
-        self.rejected += 1
-        return None
-
-    def put(self, key: str, result: FileResult) -> None:
-        name = self._name(key)
-        if not self.enabled or not self._writable or name is None:
-            return
-        payload = result.to_dict()
-        data = json.dumps({"key": key, "mac": self.mac(key, payload), "result": payload},
-                          separators=(",", ":")).encode("ascii")
+    def _write(self, name: str | None, data: bytes) -> bool:
+        if name is None:
+            return False
         tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                          0o600, dir_fd=self._dir_fd)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-            # Atomic: readers, even of several runs at once, never see a half-written entry.
+            # Atomic: readers, even of several runs at once, never see a half-written file.
             os.replace(tmp, name, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
+            return True
         except OSError:
             self._writable = False  # a read-only or full cache dir must not fail the lint
             try:
                 os.unlink(tmp, dir_fd=self._dir_fd)
             except OSError:
                 pass
+            return False
+
+
+def _hex(key: str) -> bool:
+    return len(key) == 64 and all(c in "0123456789abcdef" for c in key)
+
+
+def _run_name(key: str) -> str | None:
+    return f"run-{key}.json" if _hex(key) else None  # keys never become other file names
+
+
+def _pack_name(digest: str) -> str | None:
+    return f"pack-{digest}.json" if _hex(digest) else None
 
 
 def _warn(line: str) -> None:

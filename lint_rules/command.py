@@ -150,8 +150,8 @@ def run(args: argparse.Namespace) -> int:
         report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude, cache=cache,
                             limits=_limits(args), torch_version=args.torch_version)
         if cache and cache.rejected:
-            print(f"lite_guard check: {cache.rejected} cache entr{'y' if cache.rejected == 1 else 'ies'}"
-                  f" failed verification and were linted again", file=sys.stderr)
+            print("lite_guard check: note: the lint cache's record of this run failed verification"
+                  " and was ignored; the files were linted again", file=sys.stderr)
     findings = report.findings if report else []
     errors = report.errors if report else []
     if getattr(args, "fix", False) and findings and not errors:

@@ -13,10 +13,12 @@ import functools
 import hashlib
 import os
 import re
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lint_rules import isolation, versions
+from lint_rules import isolation, prefilter, versions
 from lint_rules.cache import Cache
 from lint_rules.findings import (FileFacts, FileResult, Finding, config_module_of, name_strings,
                                  symbols)
@@ -38,8 +40,10 @@ class LintReport:
     errors: list[str] = field(default_factory=list)  # usage problems (a path that does not exist)
     facts: dict[str, FileFacts] = field(default_factory=dict)  # what each file defines
     files: int = 0
-    parsed: int = 0
-    cached: int = 0
+    parsed: int = 0  # parsed by libcst (for the file rules)
+    cached: int = 0  # results that came from the cache
+    read: int = 0  # files whose bytes were read (none when the run record answered)
+    skipped: int = 0  # files the prefilter proved need no parse (lint_rules.prefilter)
 
 
 # ---- what a registry asks of the rules (computed once per registry) --------------------------
@@ -269,60 +273,318 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
                tree_rules: bool | None = None,
                limits: isolation.Limits = isolation.DEFAULT_LIMITS,
                torch_version: str | None = None) -> LintReport:
-    """Lint files and trees. The tree-level rule (LG003) runs when every path is a directory."""
+    """Lint files and trees. The tree-level rule (LG003) runs when every path is a directory.
+
+    A run the cache has seen with no file changed since is answered from its record; otherwise
+    unchanged files' results come from the cache, files the prefilter proves irrelevant are not
+    parsed (``lint_rules.prefilter``), and the rest are analysed in isolated workers."""
     report = LintReport()
     files, report.errors = discover(paths, exclude)
     report.files = len(files)
     if tree_rules is None:
         tree_rules = bool(paths) and all(p.is_dir() for p in paths)
     salt = "\0".join((__version__, registry.content_hash(), ruleset_hash(), str(SUMMARY_VERSION)))
-    results: dict[Path, FileResult] = {}
-    pending: list[tuple[Path, bytes, str | None, str]] = []
-    for path in files:
-        try:
-            data = isolation.read_regular(path, limits.max_bytes)  # FIFOs and devices are refused
-        except isolation.Unreadable as exc:
-            results[path] = isolation.uncheckable(str(path), str(exc))
-            continue
-        version = torch_version_of(path) or torch_version  # --torch-version: when the tree cannot say
-        module = module_name(path, on_disk=True)  # by the __init__.py files around it: in the key
-        key = hashlib.sha256(f"{salt}\0{path}\0{version}\0{module}\0".encode(
-            "utf-8", "surrogateescape") + data).hexdigest()
-        cached = cache.get(key) if cache else None
-        if cached is not None:
-            results[path] = cached
-            report.cached += 1
-        else:
-            pending.append((path, data, version, key))
+    use_prefilter = prefilter.enabled()
+    run_key = _run_key(salt, paths, exclude, tree_rules, limits, torch_version, use_prefilter)
+    record = cache.load_run(run_key) if cache is not None and not report.errors else None
+    if record is not None:
+        findings = _unchanged_findings(record, files, salt, torch_version)
+        if findings is not None:  # nothing changed since that run: its findings are the answer
+            report.findings, report.cached = findings, len(files)
+            return report
+    pack = (cache.load_pack(record["pack"]) if record is not None else None) or {}
 
-    for (path, _, _, key), result in zip(pending, _run(pending, registry, jobs, limits)):
-        results[path] = result
-        report.parsed += result.parsed
-        if cache and not any(f.code == UNCHECKABLE for f in result.findings):
-            cache.put(key, result)  # an LG900 may depend on load or limits: never cached
+    started = time.time_ns()
+    entries = [_read(path, salt, limits, torch_version, pack) for path in files]
+    run = _Rounds(entries, registry, prefilter.Prefilter(registry, plan_for(registry))
+                  if use_prefilter else None, jobs, limits)
+    found, names = run.index_findings()
+    report.cached = sum(entry.cached for entry in entries)
+    report.parsed = sum(entry.result.parsed for entry in entries)
+    report.read = sum(entry.data is not None for entry in entries)
+    report.skipped = sum(entry.lintable and not entry.parsed for entry in entries)
 
-    for path in files:
-        report.findings += results[path].findings
-        report.facts[str(path)] = results[path].facts
-    summaries = [(str(p), results[p].summary) for p in files if results[p].summary is not None]
-    found, names = index_findings(registry, summaries)
+    for entry in entries:
+        report.findings += entry.result.findings
+        report.facts[str(entry.path)] = entry.result.facts
     report.findings += found
+    tree_version = _tree_version(files, torch_version)
     if tree_rules:
-        report.findings += tree_findings(registry, [results[p].facts for p in files],
-                                         [p.as_posix() for p in files],
-                                         _tree_version(files, torch_version),
-                                         names)
+        report.findings += tree_findings(registry, [e.result.facts for e in entries],
+                                         [p.as_posix() for p in files], tree_version, names,
+                                         skipped=run.skipped())
     report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
+    if cache is not None and not report.errors:
+        _remember(cache, run_key, record, entries, report.findings, tree_version, started)
     return report
+
+
+# ---- one run, in rounds ----------------------------------------------------------------------
+
+@dataclass
+class _Entry:
+    """One linted file in this run."""
+
+    path: Path
+    key: str = ""
+    version: str | None = None
+    module: str = ""
+    stat: os.stat_result | None = None
+    data: bytes | None = None  # None: not readable (its result says why)
+    result: FileResult | None = None  # with a summary once parsed; facts only while skipped
+    seeded: bool = False
+    cached: bool = False
+    scan: "prefilter.Scan | None" = None
+
+    @property
+    def parsed(self) -> bool:
+        return self.result is not None and self.result.summary is not None
+
+    @property
+    def lintable(self) -> bool:
+        """Readable and not an LG900: it stands in the index (parsed, or as a stub)."""
+        return self.data is not None and (self.result is None or not any(
+            f.code == UNCHECKABLE for f in self.result.findings))
+
+
+def _read(path: Path, salt: str, limits: isolation.Limits, torch_version: str | None,
+          pack: dict) -> _Entry:
+    entry = _Entry(path)
+    try:
+        entry.stat = os.stat(path)  # before the read: a later edit shows as a changed stat
+    except OSError:
+        pass
+    try:
+        entry.data = isolation.read_regular(path, limits.max_bytes)  # FIFOs and devices refused
+    except isolation.Unreadable as exc:
+        entry.result = isolation.uncheckable(str(path), str(exc))
+        return entry
+    entry.version = torch_version_of(path) or torch_version  # --torch-version: when the tree cannot say
+    entry.module = module_name(path, on_disk=True)  # by the __init__.py files around it: in the key
+    entry.key = _content_key(salt, path, entry.version, entry.module, entry.data)
+    stored = pack.get(entry.key)
+    if stored is not None:
+        entry.result, entry.seeded, entry.cached = FileResult.from_dict(stored["result"]), \
+            stored["seeded"], True
+    return entry
+
+
+class _Rounds:
+    """Parse what the prefilter says may matter, build the index, and widen the parsed set by
+    closure and demand until the index asks nothing more (lint_rules.prefilter)."""
+
+    def __init__(self, entries: list[_Entry], registry: Registry,
+                 prefilter_: "prefilter.Prefilter | None", jobs: int | None,
+                 limits: isolation.Limits) -> None:
+        self.entries, self.registry, self.prefilter = entries, registry, prefilter_
+        self.jobs, self.limits = jobs, limits
+        self.triggers: frozenset[bytes] = prefilter_.seeds if prefilter_ else frozenset()
+        self.bindings: dict[int, list[tuple[set[bytes], set[bytes]]]] = {}
+        self.demand = prefilter.Demand()  # stubs the index asked about, over every round
+        self.stubs: dict[int, dict] = {}
+        if prefilter_ is None:
+            self.wanted = {n for n, e in enumerate(entries) if e.data is not None}
+            return
+        # Which new files must be parsed whatever the tree holds (seeded, or not compilable):
+        # checked in workers, many files a task; a batch that fails is parsed file by file.
+        fresh = [n for n, e in enumerate(entries) if e.data is not None and e.result is None]
+        answers = isolation.run_batched(
+            [(str(entries[n].path), entries[n].module, entries[n].data) for n in fresh],
+            lambda batch: [prefilter_.must_parse(*item) for item in batch], jobs=jobs,
+            limits=limits)
+        for number, answer in zip(fresh, answers):
+            entries[number].seeded = answer is not False
+        self.wanted = {n for n, e in enumerate(entries) if e.data is not None
+                       and (e.seeded or e.parsed)}
+
+    def index_findings(self) -> tuple[list[Finding], set[str]]:
+        while True:
+            self._parse_wanted()
+            if self.prefilter is not None and self._close():
+                continue  # new trigger words: parse the files that hold them first
+            summaries = []
+            for number, entry in enumerate(self.entries):
+                if entry.parsed:
+                    summaries.append((str(entry.path), entry.result.summary))
+                elif entry.lintable:
+                    summaries.append((str(entry.path), self._stub(number, entry)))
+            found, names = index_findings(self.registry, summaries)
+            asked = self.demand.files - self.wanted
+            if not asked:
+                self._skip_rest()
+                return found, names
+            self.wanted |= asked
+
+    def _stub(self, number: int, entry: _Entry) -> dict:
+        if number not in self.stubs:
+            self.stubs[number] = prefilter.stub_summary(
+                number, entry.module, entry.path.name == "__init__.py", self._scan(entry),
+                self.demand)
+        return self.stubs[number]
+
+    def skipped(self) -> list["prefilter.Scan"]:
+        """The files left unparsed (LG003 looks into them only for names it asks about)."""
+        return [self._scan(e) for e in self.entries if e.lintable and not e.parsed]
+
+    def _scan(self, entry: _Entry) -> "prefilter.Scan":
+        if entry.scan is None:
+            entry.scan = prefilter.Scan(entry.data)
+        return entry.scan
+
+    def _parse_wanted(self) -> None:
+        pending = [e for n, e in enumerate(self.entries) if n in self.wanted and not e.parsed
+                   and (e.result is None or e.lintable)]
+        results = _run([(e.path, e.data, e.version) for e in pending], self.registry, self.jobs,
+                       self.limits)
+        for entry, result in zip(pending, results):
+            entry.result, entry.cached = result, False
+
+    def _close(self) -> bool:
+        """Grow the trigger words by the names parsed files bind to them; True when that makes
+        more files wanted."""
+        grown = set(self.triggers) | {prefilter.CALLABLE}
+        while True:
+            new = set()
+            for number, entry in enumerate(self.entries):
+                # Only a file that holds a trigger word can bind a name to one (a class that
+                # defines __call__ is one by itself).
+                if entry.parsed and (self._scan(entry).holds(grown) or b"__call__" in
+                                     self._scan(entry).words):
+                    for names, mentions in self._bindings(number, entry):
+                        if not mentions.isdisjoint(grown) and not names <= grown:
+                            new |= names
+            if not new - grown:
+                break
+            grown |= new
+        grown.discard(prefilter.CALLABLE)
+        added = frozenset(grown) - self.triggers
+        self.triggers = frozenset(grown)
+        if not added:
+            return False
+        more = {n for n, e in enumerate(self.entries) if n not in self.wanted and e.lintable
+                and self._scan(e).holds(added)}
+        self.wanted |= more
+        return bool(more)
+
+    def _bindings(self, number: int, entry: _Entry) -> list[tuple[set[bytes], set[bytes]]]:
+        if number not in self.bindings:
+            self.bindings[number] = prefilter.bindings(entry.result.summary)
+        return self.bindings[number]
+
+    def _skip_rest(self) -> None:
+        """Files left unparsed: linted by what needs no parse (their byte-level facts)."""
+        for entry in self.entries:
+            if entry.result is None and entry.data is not None:
+                entry.result = FileResult([], self.prefilter.facts(str(entry.path), self._scan(entry)))
+
+
+def _run_key(salt: str, paths: list[Path], exclude: tuple[str, ...], tree_rules: bool,
+             limits: isolation.Limits, torch_version: str | None, use_prefilter: bool) -> str:
+    """What a run's answer depends on besides its files: tool, registry, rules, options, the
+    Python that parses and the torch installed (the index reads its base classes)."""
+    parts = [salt, sys.version, repr([os.path.abspath(p) for p in paths]), repr(exclude),
+             repr(tree_rules), str(limits.max_bytes), str(torch_version),
+             str(installed_torch_version()), str(use_prefilter)]
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _racy(st: os.stat_result, started: int) -> bool:
+    """Changed so close to the run that a later edit could keep the same times: hashed next
+    time instead of trusting its stat (git's "racily clean" rule)."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) >= started - 2_000_000_000
+
+
+def _unchanged_findings(record: dict, files: list[Path], salt: str, torch_version: str | None
+                        ) -> list[Finding] | None:
+    """The record's findings if no input changed since it was written, else None."""
+    inputs = record["inputs"]
+    if not record["complete"] or len(inputs) != len(files):
+        return None
+    for path, row in zip(files, inputs):
+        name, size, mtime, ctime, inode, device, key, racy, version, module = row
+        if name != str(path):
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) != \
+                (size, mtime, ctime, inode, device):
+            return None
+        # The key also holds the file's torch version and module name, which files outside
+        # the tree decide (version.txt, a parent's __init__.py): looked up again, per directory.
+        if (torch_version_of(path) or torch_version) != version \
+                or module_name(path, on_disk=True) != module:
+            return None
+        if racy:
+            try:
+                data = isolation.read_regular(path)
+            except isolation.Unreadable:
+                return None
+            if _content_key(salt, path, version, module, data) != key:
+                return None
+    for path, size, mtime in record["externals"]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if (st.st_size, st.st_mtime_ns) != (size, mtime):
+            return None
+    if _tree_version(files, torch_version) != record["tree_version"]:
+        return None
+    return [Finding.from_dict(f) for f in record["findings"]]
+
+
+def _content_key(salt: str, path: Path, version: str | None, module: str, data: bytes) -> str:
+    return hashlib.sha256(f"{salt}\0{path}\0{version}\0{module}\0".encode(
+        "utf-8", "surrogateescape") + data).hexdigest()
+
+
+def _remember(cache: Cache, run_key: str, record: dict | None, entries: list[_Entry],
+              findings: list[Finding], tree_version: str | None, started: int) -> None:
+    """Write this run's record and pack. A run with an LG900 is never answered from its record
+    (an LG900 may depend on load or limits), and LG900 results are never kept."""
+    complete = not any(f.code == UNCHECKABLE for f in findings)
+    inputs = []
+    for entry in entries:
+        st = entry.stat
+        if st is None or not entry.lintable:
+            complete = False
+            continue
+        inputs.append([str(entry.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                       st.st_dev, entry.key, _racy(st, started), entry.version, entry.module])
+    externals = []
+    for path, mtime in external_sources():
+        try:
+            st = os.stat(path)
+        except OSError:
+            complete = False
+            continue
+        complete = complete and st.st_mtime_ns == mtime
+        externals.append([path, st.st_size, st.st_mtime_ns])
+    pack = {entry.key: {"result": entry.result.to_dict(), "seeded": entry.seeded}
+            for entry in entries if entry.lintable}
+    cache.save_run(run_key, {"started_ns": started, "inputs": inputs, "externals": externals,
+                             "tree_version": tree_version, "complete": complete,
+                             "findings": [f.to_dict() for f in findings],
+                             "_previous_pack": record["pack"] if record else None}, pack)
+
+
+def external_sources() -> list[tuple[str, int]]:
+    """Installed source files the index read (the registry's base classes), with the mtime
+    they had: a run that read them depends on them."""
+    from lint_rules import index
+
+    return sorted({(key[0], key[1]) for key in getattr(index, "_EXTERNAL", {})})
 
 
 def _run(pending, registry: Registry, jobs: int | None,
          limits: isolation.Limits = isolation.DEFAULT_LIMITS) -> list[FileResult]:
     """Each file in a worker under ``limits``: a crash, a hang or a recursion is one LG900."""
     plan = plan_for(registry)  # built here, inherited by every worker
-    heavy = any(plan.file_rules_for(str(path), data) for path, data, _, _ in pending)
+    heavy = any(plan.file_rules_for(str(path), data) for path, data, _ in pending)
     return isolation.run_isolated(
-        [(str(path), data, version) for path, data, version, _ in pending],
+        [(str(path), data, version) for path, data, version in pending],
         lambda path, data, version: analyze(path, data, registry, version),
         jobs=jobs, limits=limits, preload=_import_libcst if heavy else None)
 
@@ -350,8 +612,12 @@ def installed_torch_version() -> str | None:
 
 
 def tree_findings(registry: Registry, facts: list[FileFacts], files: list[str],
-                  torch_version: str | None, names: set[str] = frozenset()) -> list[Finding]:
-    """The tree rules over every file's facts; ``names``: the passes the index rules found."""
+                  torch_version: str | None, names: set[str] = frozenset(),
+                  skipped: list["prefilter.Scan"] = ()) -> list[Finding]:
+    """The tree rules over every file's facts; ``names``: the passes the index rules found;
+    ``skipped``: files not parsed, whose def/class names and string literals are looked for
+    only when a rule asks about a name they hold (``prefilter.LazyNames``)."""
+    from lint_rules.findings import name_strings
     from lint_rules.rules.lg003_stale_entry import TreeFacts
 
     tree = TreeFacts(files=files, torch_version=torch_version)
@@ -366,6 +632,13 @@ def tree_findings(registry: Registry, facts: list[FileFacts], files: list[str],
         tree.symbols.update(fact.symbols)
         tree.globs.update(fact.globs)
         tree.config_modules.update(fact.config_modules)
+    if skipped:
+        wanted = plan_for(registry).names
+        tree.symbols = prefilter.LazyNames(tree.symbols, skipped, lambda scan: symbols(scan.data),
+                                           lambda scan, name: name.isidentifier())
+        tree.passes = prefilter.LazyNames(tree.passes, skipped,
+                                          lambda scan: name_strings(scan.data, wanted),
+                                          prefilter.string_could_be)
     findings = [f for rule in plan_for(registry).tree_rules for f in rule.check_tree(registry, tree)]
     by_file: dict[str, list[str]] = {}
     kept = []

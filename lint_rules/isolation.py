@@ -308,6 +308,25 @@ def run_isolated(tasks: Sequence[Task], analyse: Analyse, *, jobs: int | None = 
     return results  # type: ignore[return-value]
 
 
+def run_batched(items: Sequence, check: Callable[[list], list], *, jobs: int | None = None,
+                limits: Limits = DEFAULT_LIMITS, size: int = 64) -> list:
+    """``check`` many small items in worker processes, ``size`` at a time (one task per file
+    costs more than a cheap check of it). One answer per item, in order; None for every item
+    of a batch whose worker crashed or ran out of time: the caller gives those files the
+    per-file isolation of ``run_isolated``, so nothing is lost and nothing is trusted."""
+    if not items:
+        return []
+    batches = [list(items[i:i + size]) for i in range(0, len(items), size)]
+    tasks = [(f"<batch {n}>", batch, None) for n, batch in enumerate(batches)]
+    done = run_isolated(tasks, lambda _label, batch, _version: check(batch), jobs=jobs,
+                        limits=limits)
+    answers: list = []
+    for batch, result in zip(batches, done):
+        answers += result if isinstance(result, list) and len(result) == len(batch) \
+            else [None] * len(batch)
+    return answers
+
+
 def _assign(worker: _Worker, index: int, tasks, results, context, analyse, limits) -> _Worker:
     """Hand a task to an idle worker (a worker that died while idle is replaced, once)."""
     path, data, version = tasks[index]

@@ -86,19 +86,24 @@ def lg900(result: subprocess.CompletedProcess, path: str) -> list[str]:
 
 # ---- cache trust -----------------------------------------------------------------------------
 
-def _entries(cache: Path) -> list[Path]:
-    return sorted((cache / "lint-v2").glob("*.json"))
+LAYOUT = "lint-v3"
+NOTE = "the lint cache's record of this run failed verification and was ignored"
 
 
-def _entry_of(cache: Path, marker: str) -> Path:
-    (entry,) = [p for p in _entries(cache) if marker in p.read_text()]
-    return entry
+def _run_record(cache: Path) -> Path:
+    """The one record a run leaves: a MAC line, then its JSON (inputs, findings, pack hash)."""
+    (record,) = sorted((cache / LAYOUT).glob("run-*.json"))
+    return record
 
 
-def _clean_result(cache: Path) -> dict:
-    """What the cache holds for a file with no pass: planted over real_pass.py's entry, it
-    would hide the finding from a cache that trusted it."""
-    return json.loads(_entry_of(cache, "nothing_here").read_text())["result"]
+def _split(record: Path) -> tuple[str, dict]:
+    mac, _, body = record.read_bytes().partition(b"\n")
+    return mac.decode(), json.loads(body)
+
+
+def _hidden(body: dict) -> bytes:
+    """The record with the real pass's finding removed: trusted, it would hide the pass."""
+    return json.dumps({**body, "findings": []}, separators=(",", ":")).encode()
 
 
 def _tree_with_clean_file(tmp_path: Path) -> Path:
@@ -109,78 +114,103 @@ def _tree_with_clean_file(tmp_path: Path) -> Path:
     return root
 
 
+def _relinted(root: Path) -> subprocess.CompletedProcess:
+    again = check(root)
+    assert again.returncode == 1
+    assert_real_finding(again)
+    return again
+
+
 def test_cache_dir_and_key_are_private(tmp_path):
     root = hostile_tree(tmp_path)
     assert check(root).returncode == 1
     cache = tmp_path / "cache"
-    for directory in (cache, cache / "lint-v2"):
+    for directory in (cache, cache / LAYOUT):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-    key = cache / "lint-v2" / "secret.key"
+    key = cache / LAYOUT / "secret.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key.stat().st_size == 32
-    assert all(json.loads(p.read_text())["mac"] for p in _entries(cache))
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (cache / LAYOUT).iterdir())
+    assert re.fullmatch(r"[0-9a-f]{64}", _split(_run_record(cache))[0])
 
 
-def test_hand_edited_cache_entry_is_relinted(tmp_path):
+def test_hand_edited_run_record_is_ignored_with_one_note(tmp_path):
     root = _tree_with_clean_file(tmp_path)
-    entry = _entry_of(tmp_path / "cache", "MyPass")
-    data = json.loads(entry.read_text())
-    data["result"] = _clean_result(tmp_path / "cache")  # hide the pass, keep the old MAC
-    entry.write_text(json.dumps(data))
-    second = check(root)
-    assert second.returncode == 1
-    assert_real_finding(second)
-    assert "1 cache entry failed verification and were linted again" in second.stderr
+    record = _run_record(tmp_path / "cache")
+    mac, body = _split(record)
+    record.write_bytes(mac.encode() + b"\n" + _hidden(body))  # hide the pass, keep the old MAC
+    again = _relinted(root)
+    assert [line for line in again.stderr.splitlines() if NOTE in line] == [
+        f"lite_guard check: note: {NOTE}; the files were linted again"]
 
 
-def test_planted_entry_with_a_recomputed_public_key_is_relinted(tmp_path):
-    """The entry's name (its key) is computable from public inputs; the MAC key is not. An
-    attacker who plants an entry at the right name, MAC'd with any key they can know, loses."""
+def test_planted_record_with_a_guessable_mac_key_is_ignored(tmp_path):
+    """The record's name (its run key) is computable from public inputs; the MAC key is not.
+    An attacker who plants a record at the right name, MAC'd with any key they can know, loses."""
     root = _tree_with_clean_file(tmp_path)
-    entry = _entry_of(tmp_path / "cache", "MyPass")
-    key = entry.stem
-    result = _clean_result(tmp_path / "cache")
-    payload = key.encode() + b"\0" + json.dumps(result, sort_keys=True, separators=(",", ":")).encode()
-    for guess in (b"", key.encode(), hashlib.sha256(key.encode()).digest()):
-        entry.write_text(json.dumps({"key": key, "mac": hmac.new(guess, payload, "sha256").hexdigest(),
-                                     "result": result}))
-        again = check(root)
-        assert again.returncode == 1
-        assert_real_finding(again)
+    record = _run_record(tmp_path / "cache")
+    run_key = record.stem.removeprefix("run-")
+    body = _hidden(_split(record)[1])
+    for guess in (b"", run_key.encode(), hashlib.sha256(run_key.encode()).digest()):
+        mac = hmac.new(guess, b"lite-guard lint run\0" + run_key.encode() + b"\0" + body,
+                       "sha256").hexdigest()
+        record.write_bytes(mac.encode() + b"\n" + body)
+        assert NOTE in _relinted(root).stderr
 
 
-def test_a_valid_entry_moved_to_another_key_is_relinted(tmp_path):
-    """A genuine entry (right MAC) of a clean file, copied over real_pass.py's: the MAC covers
-    the key, so it does not verify there."""
+def test_a_genuine_record_of_another_run_is_ignored(tmp_path):
+    """A record with a right MAC, of a run over a clean tree, copied over this run's: the MAC
+    covers the run key, so it does not verify there."""
     root = _tree_with_clean_file(tmp_path)
     cache = tmp_path / "cache"
-    _entry_of(cache, "MyPass").write_bytes(_entry_of(cache, "nothing_here").read_bytes())
-    again = check(root)
-    assert again.returncode == 1
-    assert_real_finding(again)
+    mine = _run_record(cache)
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "clean.py").write_text("nothing_here = 1\n")
+    assert check(clean).returncode == 0
+    (other,) = [p for p in (cache / LAYOUT).glob("run-*.json") if p != mine]
+    mine.write_bytes(other.read_bytes())
+    assert NOTE in _relinted(root).stderr
+
+
+def test_an_altered_pack_is_not_used(tmp_path):
+    """The pack of per-file results is vouched for by its hash in the record: altered, it is
+    not read, and a run that needs it (a file changed) lints every file again."""
+    root = _tree_with_clean_file(tmp_path)
+    cache = tmp_path / "cache"
+    (pack,) = sorted((cache / LAYOUT).glob("pack-*.json"))
+    data = json.loads(pack.read_text())
+    for record in data.values():  # every file's result made clean
+        record["result"]["findings"] = []
+        if record["result"]["summary"]:
+            record["result"]["summary"]["classes"] = {}
+    pack.write_text(json.dumps(data))
+    (root / "clean.py").write_text("nothing_here = 2\n")  # not answered from the record
+    again = _relinted(root)
+    assert re.search(r"linted 2 file\(s\) \(0 parsed, 0 cached\)", again.stderr), again.stderr
 
 
 @pytest.mark.parametrize("wrong", [
-    {"findings": "none", "facts": {}},
+    {"findings": "none"},
     {"findings": [{"path": "x", "line": "a", "col": None, "code": 1, "message": [], "name": "",
-                   "hint": ""}], "facts": {}},
+                   "hint": ""}]},
+    {"inputs": [["x.py", "size"]]},
     [],
     "just a string",
 ])
-def test_wrong_typed_valid_json_entry_is_relinted(tmp_path, wrong):
-    """Even with a valid MAC (made with the real secret, as only a bug of ours could), an entry
-    of the wrong shape is linted again: no TypeError, no ``x:a:None`` line."""
+def test_wrong_typed_record_with_a_valid_mac_is_ignored(tmp_path, wrong):
+    """Even with a valid MAC (made with the real secret, as only a bug of ours could), a record
+    of the wrong shape is ignored: no TypeError, no ``x:a:None`` line."""
     root = _tree_with_clean_file(tmp_path)
-    cache = tmp_path / "cache" / "lint-v2"
+    cache = tmp_path / "cache" / LAYOUT
     secret = (cache / "secret.key").read_bytes()
-    entry = _entry_of(tmp_path / "cache", "MyPass")
-    key = entry.stem
-    payload = key.encode() + b"\0" + json.dumps(wrong, sort_keys=True, separators=(",", ":")).encode()
-    entry.write_text(json.dumps({"key": key, "mac": hmac.new(secret, payload, "sha256").hexdigest(),
-                                 "result": wrong}))
-    again = check(root)
-    assert again.returncode == 1
-    assert_real_finding(again)
-    assert "x:a:None" not in again.stdout
+    record = _run_record(tmp_path / "cache")
+    run_key = record.stem.removeprefix("run-")
+    body = json.dumps({**_split(record)[1], **wrong} if isinstance(wrong, dict) else wrong).encode()
+    mac = hmac.new(secret, b"lite-guard lint run\0" + run_key.encode() + b"\0" + body,
+                   "sha256").hexdigest()
+    record.write_bytes(mac.encode() + b"\n" + body)
+    again = _relinted(root)
+    assert NOTE in again.stderr and "x:a:None" not in again.stdout
 
 
 def test_cache_dir_writable_by_others_is_refused_with_one_warning(tmp_path):
@@ -193,7 +223,7 @@ def test_cache_dir_writable_by_others_is_refused_with_one_warning(tmp_path):
     assert_real_finding(result)
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "writable by others" in warnings[0] and str(shared) in warnings[0]
-    assert not (shared / "lint-v2").exists()  # nothing read, nothing written
+    assert not (shared / LAYOUT).exists()  # nothing read, nothing written
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
@@ -571,7 +601,7 @@ def test_runs_starting_together_share_one_secret_and_no_warning(tmp_path):
     outputs = [run.communicate(timeout=BOUND) for run in runs]
     assert [run.returncode for run in runs] == [1] * 4
     assert all(REAL_FINDING.search(out) and "warning" not in err for out, err in outputs), outputs
-    assert sorted(p.name for p in (tmp_path / "together" / "lint-v2").iterdir()
+    assert sorted(p.name for p in (tmp_path / "together" / LAYOUT).iterdir()
                   if not p.name.endswith(".json")) == ["secret.key"]
 
 

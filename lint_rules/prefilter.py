@@ -1,0 +1,376 @@
+"""Which files need a parse: a conservative lexical prefilter, decided from the words of a file.
+
+Parsing is most of the cost of a cold run (ast.parse alone is ~2 ms a file, 6 s of CPU on a
+3,000-file tree), and almost every file of a third-party tree holds nothing any rule looks at.
+A file is parsed (summarized for the whole-tree index, and given to the file rules it triggers)
+only when one of these says it may matter; every other file is still linted (read, decoded,
+given its byte-level facts for LG003) and stands in the index as a *stub*:
+
+1. Seeds, from the registry and the rules only, never a hand-kept list: the file holds, as a
+   word, the simple name of a ``[[base]]``, a naming keyword (``pass_name``), a custom-hook key
+   or a pipeline root's function name; or it holds an index rule's trigger bytes (the engine's
+   own light/full test); or a file rule wants it; or it *is* a pipeline root's module.
+2. Closure: a name bound in a parsed file (a class, an import, an assignment, a class
+   attribute) whose definition mentions a trigger word becomes a trigger word, and files that
+   hold it are parsed in the next round. So a pass class reached through the project's own
+   bases, aliases and re-exports (``class FooPass(VllmInductorPass)`` three files away from
+   ``CustomGraphPass``) is parsed however long the chain.
+3. Demand: a stub answers the index's questions (``is X a class of yours? an import? a
+   star-import?``) with "no", and records the question when the answer could have been "yes":
+   when X is a word of that file, or the file has a ``from ... import *``. A recorded stub is
+   parsed and the index is built again, until no question is recorded.
+
+Why that is exact: a site (an observer or pattern-pass call, a hook install) is only ever
+recorded in a file that holds a seed word (the index's own light test); a pass class is a
+chain of bindings from its base, each written in a file that mentions the next name (closure);
+and every other answer the rules get about a stub is one the parsed file would have given
+(demand). ``tests/test_lint_speed.py`` checks that findings are identical with the prefilter
+on and off, on every fixture tree, on torch's pass trees and on a third-party sample.
+
+Known differences, documented rather than hidden: a skipped file is not parsed, so a syntax
+error in a file holding no trigger word is not reported as LG900 (it cannot hold a pass that
+the rules would find); a hook key spelled only through escapes or implicitly concatenated
+string literals (``"post_grad_" "custom_post_pass"``) in a file holding no other trigger is not
+seen (the index's own per-function text test shares that limit).
+
+``LITE_GUARD_NO_PREFILTER=1`` parses every file (the equivalence tests, and debugging).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+ENV = "LITE_GUARD_NO_PREFILTER"
+
+# A "word": a run of ASCII letters, digits and '_' (bytes >= 0x80 count as letters, so a UTF-8
+# identifier stays one word). Translating every other byte to a space and splitting is C speed.
+_WORD_BYTES = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | set(range(128, 256))
+_TO_WORDS = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
+_STAR = re.compile(rb"\bimport[ \t\f\\\r\n]*\*")
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_UTF8 = {"utf-8", "utf8", "utf_8", "u8"}
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "") in ("", "0")
+
+
+def words_of(data: bytes) -> frozenset[bytes]:
+    """The words of a file as Python reads its identifiers: the raw words, and for a file that
+    is not plain ASCII UTF-8, also the words of its decoded text in NFKC form (Python folds
+    ``ＣustomGraphPass`` to ``CustomGraphPass``; a ``coding:`` cookie can hide any spelling)."""
+    words = frozenset(data.translate(_TO_WORDS).split())
+    if not data.isascii() or _cookie(data):
+        text = _decoded(data)
+        if text is not None and (_cookie(data) or not unicodedata.is_normalized("NFKC", text)):
+            folded = unicodedata.normalize("NFKC", text).encode("utf-8", "surrogatepass")
+            words = words | frozenset(folded.translate(_TO_WORDS).split())
+    return words
+
+
+def pieces(name: str) -> list[bytes]:
+    """``"custom_backend_passes_*"`` -> ``[b"custom_backend_passes_"]``: the words of a name."""
+    return name.encode("utf-8", "surrogateescape").translate(_TO_WORDS).split()
+
+
+def _cookie(data: bytes) -> str | None:
+    """A PEP 263 coding cookie other than UTF-8 (only the first two lines can hold one)."""
+    end = data.find(b"\n", data.find(b"\n") + 1)
+    for line in (data[:end] if end >= 0 else data).splitlines()[:2]:
+        match = _CODING.match(line)
+        if match:
+            name = match.group(1).decode("ascii", "replace").lower()
+            return None if name in _UTF8 else name
+    return None
+
+
+def _decoded(data: bytes) -> str | None:
+    from lint_rules.engine import decode
+
+    try:
+        return decode(data)
+    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError):
+        return None  # undecodable: the engine parses it, to report it as LG900
+
+
+def compiles(path: str, data: bytes) -> bool:
+    """Does Python compile this source? (Checked for every file not parsed: a syntax error is
+    reported wherever it is. Compiling to bytecode costs no more than ``ast.parse`` and what it
+    accepts, ``ast.parse`` accepts; what it refuses goes to the analysis, which decides.)"""
+    import warnings
+
+    text = _decoded(data)
+    if text is None:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning etc. are not ours to print
+            compile(text, path, "exec", dont_inherit=True)
+    except Exception:  # SyntaxError, RecursionError, MemoryError, ValueError (a NUL byte)...
+        return False
+    return True
+
+
+def decodable(data: bytes) -> bool:
+    return data.isascii() and not _cookie(data) or _decoded(data) is not None
+
+
+@dataclass
+class Scan:
+    """What the prefilter knows of one file (its words are computed when first asked for)."""
+
+    data: bytes
+    _words: frozenset[bytes] | None = None
+
+    @property
+    def words(self) -> frozenset[bytes]:
+        if self._words is None:
+            self._words = words_of(self.data)
+        return self._words
+
+    @property
+    def star(self) -> bool:
+        return _STAR.search(self.data) is not None
+
+    def holds(self, names: Iterable[bytes]) -> bool:
+        return not self.words.isdisjoint(names)
+
+
+class Prefilter:
+    """The seed words of one registry, and the tests built on them."""
+
+    def __init__(self, registry: Any, plan: Any) -> None:
+        from lint_rules.rules import INDEX_RULES
+
+        vocab = plan.vocab
+        seeds = {name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in vocab.bases}
+        seeds |= set(vocab.name_keywords) | set(vocab.hooks)
+        # Every index rule's own trigger bytes, as words (LG001's are the names above: a site
+        # is only recorded where one of them is written as a name, a keyword or a key).
+        triggers = {t.decode("utf-8", "surrogateescape") for rule in INDEX_RULES
+                    for t in rule.triggers(registry)}
+        self.seeds = frozenset(w for name in seeds | triggers for w in pieces(name))
+        self.root_modules = frozenset(root.partition(":")[0] for root in vocab.roots)
+        self.plan = plan
+        # LG001 also recognises a class by its effect: a ``__call__`` taking one FX graph,
+        # annotated as one or used as one (``g.nodes``). The index's own vocabulary of that
+        # evidence, never a copy: a file needs both ``__call__`` and one of those words.
+        self.graph_words = _graph_words()
+
+    def seeded(self, path: str, module: str, scan: Scan) -> bool:
+        """Must this file be parsed whatever the rest of the tree holds?"""
+        return (module in self.root_modules or scan.holds(self.seeds)
+                or (b"__call__" in scan.words and (self.graph_words is None
+                                                   or scan.holds(self.graph_words)))
+                or bool(self.plan.file_rules_for(path, scan.data)) or not decodable(scan.data))
+
+    def must_parse(self, path: str, module: str, data: bytes) -> bool:
+        """Seeded, or Python cannot compile it: then the analysis parses it, and reports why
+        it cannot be checked (LG900) exactly as it would with the prefilter off."""
+        return self.seeded(path, module, Scan(data)) or not compiles(path, data)
+
+    def facts(self, path: str, scan: Scan) -> Any:
+        """The facts of a file that is not parsed: its config module (by path). Its def/class
+        names and string literals are looked for only when LG003 asks about a name it holds
+        (``LazyNames``): LG003 only ever asks about registry names."""
+        from lint_rules.findings import FileFacts, config_module_of
+
+        facts = FileFacts()
+        config_module = config_module_of(path)
+        if config_module:
+            facts.config_modules.append(config_module)
+        return facts
+
+
+def _graph_words() -> frozenset[bytes] | None:
+    """The words of the index's FX-graph evidence (None if it has none we can read: then any
+    file defining ``__call__`` is parsed)."""
+    from lint_rules import index
+
+    types, uses = getattr(index, "_GRAPH_TYPES", None), getattr(index, "_GRAPH_USES", None)
+    if types is None or uses is None:
+        return None
+    return frozenset(w for name in (*types, *uses) for w in pieces(name))
+
+
+# ---- closure: names that lead to a trigger ---------------------------------------------------
+
+def _aliased(expr: Any) -> list[str]:
+    """The names an expression may alias, the way the index follows a binding to a class:
+    a name or attribute (its last part: ``a.b.Base`` names ``Base``), ``functools.partial(X)``,
+    and, should the index ever follow them, each name of ``A if c else B`` / ``A or B``.
+    Instances, calls and literals alias nothing (no class chain runs through them)."""
+    if not isinstance(expr, list) or not expr:
+        return []
+    kind = expr[0]
+    if kind == "n" and len(expr) > 1 and isinstance(expr[1], str):
+        return [expr[1].rsplit(".", 1)[-1]]
+    if kind == "sub" and len(expr) > 1:  # Generic[T], Base[int]: the subscripted class
+        return _aliased(expr[1])
+    if kind == "call" and len(expr) > 2 and expr[1][:1] == ["n"] \
+            and str(expr[1][1]).endswith("partial") and expr[2]:
+        return _aliased(expr[2][0])
+    if kind == "l" and len(expr) > 1 and isinstance(expr[1], list):
+        return [name for element in expr[1] if isinstance(element, list) and element[:1] == ["n"]
+                for name in _aliased(element)]
+    if kind == "import" and len(expr) > 1 and isinstance(expr[1], str):
+        return _imported(expr[1])
+    return []
+
+
+def _imported(target: str) -> list[str]:
+    """``"pkg.mod:Name"`` names ``Name``; ``"pkg.mod"`` (a module) names no class."""
+    return [target.split(":", 1)[1].rsplit(".", 1)[-1]] if ":" in target else []
+
+
+CALLABLE = b"\0__call__"  # a trigger no file holds: "defines __call__" (see bindings)
+
+
+def bindings(summary: dict) -> list[tuple[set[bytes], set[bytes]]]:
+    """What a parsed file binds that a class chain can run through, as (the words of the name
+    bound, the words of the names it aliases): its classes (by their bases), imports (and
+    alternative imports), and variables and class attributes that alias a name; a class that
+    defines ``__call__`` mentions ``CALLABLE``. A name whose definition aliases a trigger word
+    becomes one (``lint_rules.engine`` closes over this, ``CALLABLE`` among the triggers)."""
+    found = []
+
+    def add(name: str, aliases: list[str]) -> None:
+        words = {w for alias in aliases for w in pieces(alias)}
+        if words:
+            found.append((set(pieces(name.rsplit(".", 1)[-1])), words))
+
+    for qualname, klass in summary.get("classes", {}).items():
+        add(qualname, [name for base in klass.get("bases", []) for name in _aliased(base)])
+        if "__call__" in klass.get("methods", []):
+            # Its subclasses inherit the __call__ that may make them passes by effect.
+            found.append((set(pieces(qualname.rsplit(".", 1)[-1])), {CALLABLE}))
+        for name, value in klass.get("attrs", {}).items():
+            if isinstance(value, list) and len(value) == 2:
+                add(name, _aliased(value[1]))
+    for local, target in summary.get("imports", {}).items():
+        add(local, _imported(target))
+    for local, targets in summary.get("alternatives", {}).items():
+        add(local, [name for target in targets for name in _imported(target)])
+    for scope in summary.get("assigns", {}).values():
+        for name, value in scope.items():
+            add(name, _aliased(value))
+    return found
+
+
+# ---- stubs: files not parsed, standing in the index -------------------------------------------
+
+@dataclass
+class Demand:
+    """Stubs the index asked a question that their parse might have answered differently."""
+
+    files: set[int] = field(default_factory=set)
+
+
+class _Probe(dict):
+    """An empty mapping of a stub that records keyed questions about its file's words."""
+
+    __slots__ = ("_stub", "_nested")
+
+    def __init__(self, stub: "_StubFile", nested: bool = False) -> None:
+        super().__init__()
+        self._stub, self._nested = stub, nested
+
+    def _ask(self, key: Any) -> None:
+        if isinstance(key, str):
+            self._stub.asked(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._ask(key)
+        return False
+
+    def __getitem__(self, key: Any) -> Any:
+        self._ask(key)
+        raise KeyError(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if self._nested:  # assigns[scope] -> the names bound in that scope
+            return _Probe(self._stub)
+        self._ask(key)
+        return default
+
+
+class _StarProbe(list):
+    """A stub's star imports: iterating them is asking about every name."""
+
+    __slots__ = ("_stub",)
+
+    def __init__(self, stub: "_StubFile") -> None:
+        super().__init__()
+        self._stub = stub
+
+    def __iter__(self):
+        if self._stub.scan.star:
+            self._stub.demand.files.add(self._stub.number)
+        return super().__iter__()
+
+
+@dataclass
+class _StubFile:
+    number: int
+    scan: Scan
+    demand: Demand
+
+    def asked(self, key: str) -> None:
+        if self.number in self.demand.files:
+            return
+        parts = {w for part in key.split(".") for w in pieces(part)}
+        if not parts.isdisjoint(self.scan.words):
+            self.demand.files.add(self.number)
+
+
+def stub_summary(number: int, module: str, package: bool, scan: Scan, demand: Demand) -> dict:
+    """A summary that binds nothing, for a file that is not parsed; questions the parse might
+    have answered otherwise mark file ``number`` in ``demand``."""
+    stub = _StubFile(number, scan, demand)
+    names = _Probe(stub)  # classes, imports, calls, returns, alternatives: all keyed by names
+    return {"module": module, "package": package, "imports": names, "stars": _StarProbe(stub),
+            "classes": names, "assigns": _Probe(stub, nested=True), "sites": [], "calls": names,
+            "returns": names, "alternatives": names, "suppress": {}}
+
+
+# ---- facts of files not parsed, found when asked for -----------------------------------------
+
+class LazyNames(set):
+    """The names LG003 finds in the tree: those of parsed files, eagerly; those of files not
+    parsed, when asked about, by extracting them (``extract``) from only the files that hold
+    every word of the name asked. Exact, and free for names never asked about."""
+
+    def __init__(self, eager: Iterable[str], skipped: list[Scan], extract: Any,
+                 needs: Any = None) -> None:
+        super().__init__(eager)
+        self._skipped, self._extract, self._needs = skipped, extract, needs
+        self._extracted: dict[int, set[str]] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if super().__contains__(name):
+            return True
+        if not isinstance(name, str) or not self._skipped:
+            return False
+        words = pieces(name)
+        for number, scan in enumerate(self._skipped):
+            if all(word in scan.words for word in words) and (
+                    self._needs is None or self._needs(scan, name)):
+                if number not in self._extracted:
+                    self._extracted[number] = set(self._extract(scan))
+                if name in self._extracted[number]:
+                    self.add(name)
+                    return True
+        return False
+
+
+def string_could_be(scan: Scan, name: str) -> bool:
+    """A plain name is only ever found as a whole literal, "name" or 'name' (a glob, "x_*",
+    through an f-string or a concatenation: always looked for)."""
+    if "*" in name:
+        return True
+    raw = name.encode("utf-8", "surrogateescape")
+    return b'"' + raw + b'"' in scan.data or b"'" + raw + b"'" in scan.data
