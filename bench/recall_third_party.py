@@ -128,7 +128,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write every finding's verdict here")
     args = parser.parse_args()
     labels = json.loads(LABELS.read_text())
-    results = []
+    results, subdirs = [], []
     for project in labels["projects"]:
         root = args.trees / project["project"]
         if args.prepare:
@@ -137,7 +137,14 @@ def main() -> int:
             print(f"{root}: no snapshot; run with --prepare", file=sys.stderr)
             return 2
         results.append(score(project, root, check(root / project["lint"], args.src)))
+        for sub in project.get("also_lint", ()):  # a pass directory linted on its own
+            part = {**project, "project": f"{project['project']} {sub}/",
+                    "passes": [p for p in project["passes"] if p["file"].startswith(sub + "/")]}
+            subdirs.append(score(part, root, check(root / sub, args.src)))
     print(table(results))
+    print("\nPass directories linted on their own:\n")
+    print(table(subdirs))
+    results += subdirs
     for r in results:
         for name in r["missed"]:
             print(f"missed  {r['project']}: {name}")

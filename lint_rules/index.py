@@ -924,6 +924,10 @@ class Index:
         self._pass_bases: dict[tuple[str, str, str], str | None] = {}
         self._lookups: dict[tuple[str, str], Ref] = {}
         self._children: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+        # Where the linted packages live on disk, by top-level package: linting vllm/compilation/
+        # passes/fusion alone, its base in vllm/compilation/passes/ is still read from there.
+        self._roots = _package_roots(self.paths.items())
+        self.siblings: dict[str, dict] = {}  # such modules read from disk (never reported on)
 
     # ---- modules -------------------------------------------------------------------------
     def module(self, name: str) -> dict | None:
@@ -938,8 +942,20 @@ class Index:
         return module in self.modules
 
     def _load_external(self, name: str) -> dict | None:
-        # Only the modules that define (or re-export) a registry base: enough to know which of
-        # their methods are abstract, never the whole of an installed torch.
+        # A module of a linted package that is on disk next to the linted files but outside the
+        # paths given: read it (never import it) so bases and names resolve through it.
+        for root in self._roots.get(name.split(".", 1)[0], ()):
+            stem = Path(root, *name.split("."))
+            for candidate in (stem / "__init__.py", stem.with_suffix(".py")):
+                if candidate.is_file():
+                    summary = _external_summary(str(candidate), name,
+                                                candidate.name == "__init__.py", self.vocab,
+                                                light=False)
+                    if summary is not None:
+                        self.siblings[name] = summary
+                    return summary
+        # Otherwise only the modules that define (or re-export) a registry base: enough to know
+        # which of their methods are abstract, never the whole of an installed torch.
         if not any(base == name or base.startswith(name + ".") for base in self.vocab.base_modules):
             return None
         path = _installed_source(name)
@@ -1443,16 +1459,34 @@ def _installed_source(module: str) -> Path | None:
 _EXTERNAL: dict[tuple, dict | None] = {}  # installed base modules, summarized once per process
 
 
-def _external_summary(path: str, module: str, package: bool, vocab: Vocabulary) -> dict | None:
+def _package_roots(paths: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """Top-level package -> the directories holding it, from the linted files' module names:
+    ``/r/vllm/compilation/x.py`` named ``vllm.compilation.x`` lives under ``/r``."""
+    roots: dict[str, set[str]] = {}
+    for module, path in paths:
+        parts = real_module(module).split(".")
+        if len(parts) < 2 and os.path.basename(path) != "__init__.py":
+            continue  # a top-level script: no package to find siblings in
+        directory = os.path.dirname(os.path.abspath(path))
+        for _ in range(len(parts) - (0 if os.path.basename(path) == "__init__.py" else 1)):
+            directory = os.path.dirname(directory)
+        if os.path.isdir(os.path.join(directory, parts[0])):
+            roots.setdefault(parts[0], set()).add(directory)
+    return roots
+
+
+def _external_summary(path: str, module: str, package: bool, vocab: Vocabulary,
+                      light: bool = True) -> dict | None:
     try:
-        key = (path, Path(path).stat().st_mtime_ns, module, package, vocab.key())
+        key = (path, Path(path).stat().st_mtime_ns, module, package, vocab.key(), light)
     except OSError:
         return None
     if key not in _EXTERNAL:
         try:
-            # Light: an installed module is never reported on, only resolved through.
+            # Light for installed modules: never reported on, only resolved through. A sibling of
+            # the linted files is read whole: its constructors may name the tree's passes.
             _EXTERNAL[key] = summarize(Path(path).read_bytes(), module, package, vocab,
-                                       light=True)
+                                       light=light)
         except (OSError, SyntaxError, ValueError, RecursionError):
             _EXTERNAL[key] = None
     return _EXTERNAL[key]

@@ -97,6 +97,14 @@ def test_a_pattern_pass_name_passed_to_super_init_is_reported_where_it_is_passed
                               " not in any registry")
 
 
+def test_linting_one_file_still_resolves_its_base_from_the_package_on_disk():
+    # Only fusions.py is linted; its base (base.py, next to it) is read, never reported on.
+    report = lint_paths([ACME / "acme" / "compilation" / "fusions.py"],
+                        Registry.from_files(SHIPPED), jobs=1)
+    assert _rows(report.findings) == [row for row in sorted(ACME_FINDINGS)
+                                      if row[0] == "fusions.py"]
+
+
 def test_backends_abstract_calls_and_plain_callables_are_not_passes():
     report = lint_paths([ACME / "acme" / "compilation" / "not_passes.py"],
                         Registry.from_files(SHIPPED), jobs=1)

@@ -193,6 +193,12 @@ class _Check:
                     self._constructor(module, site)
                 elif site["t"] == "hook":
                     self._hook(module, site)
+        # A base read from disk outside the linted paths may build the pass whose name a linted
+        # subclass passes to super().__init__: reported at the subclass, never at the base.
+        for module, summary in list(self.index.siblings.items()):
+            for site in summary["sites"]:
+                if site["t"] == "ctor":
+                    self._constructor(module, site, outside=True)
         return self.findings, self.names
 
     # ---- pass classes --------------------------------------------------------------------
@@ -249,7 +255,7 @@ class _Check:
         return ""
 
     # ---- observers and pattern passes ----------------------------------------------------
-    def _constructor(self, module: str, site: dict) -> None:
+    def _constructor(self, module: str, site: dict, outside: bool = False) -> None:
         index = self.index
         scope, klass = site["scope"], site["class"]
         callee = index.expr_ref(module, scope, site["callee"], klass)
@@ -270,6 +276,10 @@ class _Check:
             argument = site["args"][position]
         line, col = site["pos"].get(key, [site["line"], site["col"]]) if argument is not None \
             else (site["line"], site["col"])
+        if outside:
+            if argument is not None:
+                self._passed_in(module, site, argument, label, kind, guess_stage(real_module(module)))
+            return
         values = index.strings(module, scope, argument, klass) if argument is not None else []
         torch = is_torch_module(real_module(module))
         stage = guess_stage(real_module(module))
