@@ -12,7 +12,8 @@ Variants: eager, aot_eager, default Inductor, Dynamo's ``cudagraphs`` backend, u
 (``options={"cudagraphs": True}``), ours + regions (llama only: RMSNorm and MLP of every layer,
 one region id, via ``lite_compiler.module_regions``), ours + layer regions (every
 ``LlamaDecoderLayer`` / resnet ``BasicBlock`` in a region of its own: how a user who wants speed
-annotates), each of the last two also + CUDA graphs.
+annotates), each of the last two also + CUDA graphs; and the whole model in one region + CUDA
+graphs (the bound of what regions can give).
 
 Honest numbers: every variant runs in its own fresh process with empty Inductor / Triton caches;
 its clock starts before ``import torch``; the import of the package under test (lite_compiler
@@ -53,18 +54,19 @@ from pathlib import Path  # noqa: E402
 
 VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
             "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs", "ours_layers",
-            "ours_layers_cudagraphs")
+            "ours_layers_cudagraphs", "ours_model_cudagraphs")
 # Which modules go into regions: "regions" = llama's RMSNorms + MLP (one id), "layers" = every
 # decoder layer / residual block in a region of its own.
 REGION_KIND = {"ours_regions": "norm_mlp", "ours_regions_cudagraphs": "norm_mlp",
-               "ours_layers": "layers", "ours_layers_cudagraphs": "layers"}
+               "ours_layers": "layers", "ours_layers_cudagraphs": "layers",
+               "ours_model_cudagraphs": "model"}
 REGION_VARIANTS = set(REGION_KIND)
 OURS = {"ours", "ours_cudagraphs", *REGION_VARIANTS}
 CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs",
-                      "ours_layers_cudagraphs"}
+                      "ours_layers_cudagraphs", "ours_model_cudagraphs"}
 # Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
 PROFILED = {"aot_eager", "inductor", "cudagraphs_backend", "ours", "ours_cudagraphs",
-            "ours_regions_cudagraphs", "ours_layers", "ours_layers_cudagraphs"}
+            "ours_regions_cudagraphs", "ours_layers", "ours_layers_cudagraphs", "ours_model_cudagraphs"}
 # The device: "cuda" for measurements; GPU_MODELS_DEVICE=cpu (with --tiny) smoke-tests the harness.
 DEVICE = os.environ.get("GPU_MODELS_DEVICE", "cuda")
 MODELS = ("llama", "resnet")
@@ -134,10 +136,14 @@ def apply_regions(model_name: str, model, kind: str) -> dict:
     ``norm_mlp`` (llama): every layer's RMSNorms and MLP in one region id, so a norm and the MLP
     right after it compile as one region (one call, one Inductor graph).
     ``layers``: every ``LlamaDecoderLayer`` (resnet: every ``BasicBlock``) in a region of its own,
-    attention and residual adds included: the annotation a user who wants speed writes."""
+    attention and residual adds included: the annotation a user who wants speed writes.
+    ``model``: the whole model (loss included) in one region: nothing left to lite's fallback,
+    the upper bound of what regions can give (not one of the issue's goals)."""
     import lite_compiler
 
-    if kind == "layers":
+    if kind == "model":
+        rules = [lite_compiler.RegionRule("", id="model")]
+    elif kind == "layers":
         if model_name == "llama":
             from transformers.models.llama.modeling_llama import LlamaDecoderLayer as block
         else:
@@ -538,7 +544,8 @@ LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Induc
           "ours": "ours `backend=\"lite\"`", "ours_cudagraphs": "ours + CUDA graphs",
           "ours_regions": "ours + regions (RMSNorm, MLP)",
           "ours_regions_cudagraphs": "ours + regions (RMSNorm, MLP) + CUDA graphs",
-          "ours_layers": "ours + layer regions", "ours_layers_cudagraphs": "ours + layer regions + CUDA graphs"}
+          "ours_layers": "ours + layer regions", "ours_layers_cudagraphs": "ours + layer regions + CUDA graphs",
+          "ours_model_cudagraphs": "ours, whole model in one region, + CUDA graphs"}
 
 
 def _steps(report: dict, model: str) -> dict[str, dict]:
