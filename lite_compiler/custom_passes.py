@@ -62,19 +62,40 @@ def applied_identity(obj: Any, name: str | None, defining_module: str) -> str:
     """The identity of an observer or pattern pass at run time, the one the lint suggests:
     torch's own name when torch code applies it; else qualified by the module of the code that
     applies it, ``module:name``, so a third-party pass named like a torch pass cannot borrow its
-    permission; an unnamed one by what holds it there (``module:Class.attr`` for ``self.attr``,
-    ``module:function.local``, ``module:global``), as the lint names it by its variable."""
+    permission. An unnamed one is named by what holds it there, as the lint names it by the
+    variable it is assigned to: ``module:Class.attr`` (``self.attr``), ``module:global`` (a
+    module-level name or container), ``module:function.local``; inside torch the registry's
+    spellings (``patterns``, ``joint_graph.patterns``)."""
     from lite_guard.identity import is_torch_module, qualified_name
 
     frame = sys._getframe(1)
     while frame is not None and _is_plumbing(frame.f_globals.get("__name__", ""), defining_module):
         frame = frame.f_back
-    module = frame.f_globals.get("__name__", "") if frame is not None else ""
-    if frame is None or is_torch_module(module):
-        return name or "unnamed_pattern_matcher_pass"
+    if frame is None:
+        return name or _UNNAMED
+    module = frame.f_globals.get("__name__", "")
+    torch = is_torch_module(module)
     if name:
-        return qualified_name(module, name)
-    return qualified_name(module, _holder(obj, frame))
+        return name if torch else qualified_name(module, name)
+    holder, module = _holder(obj, frame)
+    torch = is_torch_module(module)
+    if not torch:
+        return qualified_name(module, holder)
+    if holder == "<unnamed>":
+        return _UNNAMED
+    # Torch's unnamed pattern passes are registered by variable, with or without the module's
+    # last name (lint_rules' LG001 accepts the same spellings and suggests the same default).
+    stem = module.rsplit(".", 1)[-1]
+    spellings = (holder, f"{stem}.{holder}")
+    session = guard.current_session()
+    registry = session.registry if session is not None else None
+    for spelling in spellings:
+        if registry is not None and registry.match_pass(spelling) is not None:
+            return spelling
+    return spellings[1] if "." in holder else holder
+
+
+_UNNAMED = "unnamed_pattern_matcher_pass"
 
 
 def _is_plumbing(module: str, defining_module: str) -> bool:
@@ -82,25 +103,39 @@ def _is_plumbing(module: str, defining_module: str) -> bool:
     return module == defining_module or module.startswith("lite_compiler.")
 
 
-def _holder(obj: Any, frame: Any) -> str:
-    """Where the applying code keeps an unnamed pass: an attribute of ``self`` (named by the class
-    whose method applies it), a local, or a global of its module."""
-    code = frame.f_code
-    qualname = getattr(code, "co_qualname", code.co_name)
-    owner = frame.f_locals.get("self")
-    if owner is not None and owner is not obj and "." in qualname:
-        for attr, value in getattr(owner, "__dict__", {}).items():
-            held = value.values() if isinstance(value, dict) else value \
-                if isinstance(value, (list, tuple)) else (value,)
-            if any(v is obj for v in held):
-                return f"{qualname.rsplit('.', 1)[0]}.{attr}"
-    for local, value in frame.f_locals.items():
-        if value is obj and local != "self":
-            return f"{qualname}.{local}" if qualname != "<module>" else local
-    for name, value in frame.f_globals.items():
-        if value is obj:
-            return name
-    return "<unnamed>"
+def _holds(value: Any, obj: Any) -> bool:
+    if value is obj or getattr(value, "__self__", None) is obj:  # the pass, or its bound apply
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(v is obj for v in value)
+    return isinstance(value, dict) and any(v is obj for v in value.values())
+
+
+def _holder(obj: Any, frame: Any) -> tuple[str, str]:
+    """(where the applying code keeps an unnamed pass, that code's module): an attribute of
+    ``self`` (named by the class whose method applies it), a module-level name or container, else
+    a local. A frame that only got the pass handed in (torch's ``apply_graph_pass(p.apply)``)
+    does not hold it by a name of its own: its caller is asked, a few frames up at most."""
+    applying = frame.f_globals.get("__name__", "")
+    for _ in range(4):
+        if frame is None:
+            break
+        code = frame.f_code
+        qualname = getattr(code, "co_qualname", code.co_name)
+        module = frame.f_globals.get("__name__", "")
+        owner = frame.f_locals.get("self")
+        if owner is not None and owner is not obj and "." in qualname:
+            for attr, value in getattr(owner, "__dict__", {}).items():
+                if _holds(value, obj):
+                    return f"{qualname.rsplit('.', 1)[0]}.{attr}", module
+        for name, value in frame.f_globals.items():
+            if _holds(value, obj) and not name.startswith("__"):
+                return name, module
+        for local, value in frame.f_locals.items():
+            if local != "self" and value is obj:  # a parameter it was handed is not its name
+                return (f"{qualname}.{local}" if qualname != "<module>" else local), module
+        frame = frame.f_back
+    return "<unnamed>", applying
 
 
 def expand(value: Any) -> tuple[Any, ...]:

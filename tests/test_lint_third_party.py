@@ -127,15 +127,18 @@ class CosFusion(CustomGraphPass):
     def __call__(self, graph):
         self.named.apply(graph)
         self.unnamed.apply(graph)
+        for extra in EXTRA:  # held by a module-level list: named by the list, not the loop
+            extra.apply(graph)
 
     def uuid(self):
         return "acme-e2e"
 
 
+EXTRA = [PatternMatcherPass()]
 PASS = CosFusion()
 '''
 E2E_NAMES = ["acme_e2e_passes:CosFusion", "acme_e2e_passes:CosFusion.unnamed",
-             "acme_e2e_passes:remove_noop_ops"]
+             "acme_e2e_passes:EXTRA", "acme_e2e_passes:remove_noop_ops"]
 
 
 def _region_fn(x):
@@ -206,3 +209,21 @@ def test_the_guard_refuses_each_identity_without_its_entry(missing, e2e_module, 
         _compile_with(module.PASS, [registry], monkeypatch)
     assert refused.value.pass_name == missing
     assert "no registry names this pass" in refused.value.reason
+
+
+def test_torchs_unnamed_pattern_passes_are_named_as_the_registry_spells_them():
+    # Observed on default Inductor: every pattern pass and observer torch applies is recorded by
+    # a name the shipped registry has (no "unnamed_pattern_matcher_pass"), as LG001 names them.
+    import lite_compiler
+
+    def f(x, w):
+        return torch.nn.functional.relu(x @ w).sum(1)
+
+    with lite_compiler.observe() as ledger:
+        torch._dynamo.reset()
+        args = (torch.randn(8, 8, requires_grad=True), torch.randn(8, 8, requires_grad=True))
+        torch.compile(f)(*args).sum().backward()
+    names = {e.name for e in ledger if e.kind in ("pattern", "observer")}
+    registry = Registry.from_files(SHIPPED)
+    assert {"joint_graph.patterns", "post_grad.pass_patterns", "early_patterns"} <= names
+    assert [n for n in sorted(names) if registry.match_pass(n) is None] == []
