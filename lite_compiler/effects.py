@@ -103,11 +103,16 @@ def fingerprint(graph: Any, skip: Callable[[Any], bool] | None = None,
     for node in graph.nodes:
         if skip is not None and skip(node):
             continue
-        parts = (node.name, node.target, node.args, node.kwargs, node.meta.get("val"))
+        name, target, args, kwargs, val = (node.name, node.target, node.args, node.kwargs,
+                                           node.meta.get("val"))
         held = cache.get(node)
-        if held is None or any(a is not b for a, b in zip(held[0], parts)):
-            held = (parts, node_row(node))
-            cache[node] = held
+        if held is None:
+            held = cache[node] = ((name, target, args, kwargs, val), node_row(node))
+        else:  # written out: this loop runs for every node at every stage boundary
+            old = held[0]
+            if old[2] is not args or old[3] is not kwargs or old[4] is not val \
+                    or old[0] is not name or old[1] is not target:
+                held = cache[node] = ((name, target, args, kwargs, val), node_row(node))
         rows.append(held[1])
     return tuple(rows)
 

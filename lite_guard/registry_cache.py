@@ -27,7 +27,6 @@ import hmac
 import io
 import os
 import pickle
-import secrets
 import stat
 import sys
 from collections.abc import Sequence
@@ -201,6 +200,8 @@ def _secret(dir_fd: int) -> bytes | None:
 def _publish_secret(dir_fd: int) -> None:
     """Write a secret to a private temporary file and link it into place: of two processes
     starting at once, exactly one secret wins and nobody sees half of one."""
+    import secrets  # only when a secret is made (its imports cost a reader nothing then)
+
     tmp = f".secret-{os.getpid()}-{secrets.token_hex(8)}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -275,7 +276,7 @@ class _Store:
             payload = _dumps(reg)
         except Exception:  # a value pickle cannot hold: this registry is simply not cached
             return
-        tmp = f".{key}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        tmp = f".{key}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                          0o600, dir_fd=self.dir_fd)
