@@ -227,15 +227,15 @@ def _imported(target: str) -> list[str]:
     return [target.split(":", 1)[1].rsplit(".", 1)[-1]] if ":" in target else []
 
 
-CALLABLE = b"\0__call__"  # a trigger no file holds: "defines __call__" (see bindings)
+CALLABLE = b"\0graph_call"  # a trigger no file holds: "its __call__ takes a graph" (bindings)
 
 
 def bindings(summary: dict) -> list[tuple[set[bytes], set[bytes]]]:
     """What a parsed file binds that a class chain can run through, as (the words of the name
     bound, the words of the names it aliases): its classes (by their bases), imports (and
-    alternative imports), and variables and class attributes that alias a name; a class that
-    defines ``__call__`` mentions ``CALLABLE``. A name whose definition aliases a trigger word
-    becomes one (``lint_rules.engine`` closes over this, ``CALLABLE`` among the triggers)."""
+    alternative imports), and variables and class attributes that alias a name; a class whose
+    ``__call__`` takes an FX graph mentions ``CALLABLE``. A name whose definition aliases a
+    trigger word becomes one (``lint_rules.engine`` closes over this, ``CALLABLE`` a trigger)."""
     found = []
 
     def add(name: str, aliases: list[str]) -> None:
@@ -245,8 +245,9 @@ def bindings(summary: dict) -> list[tuple[set[bytes], set[bytes]]]:
 
     for qualname, klass in summary.get("classes", {}).items():
         add(qualname, [name for base in klass.get("bases", []) for name in _aliased(base)])
-        if "__call__" in klass.get("methods", []):
-            # Its subclasses inherit the __call__ that may make them passes by effect.
+        if klass.get("graph_call"):
+            # Its __call__ takes an FX graph (the index's evidence): its subclasses inherit the
+            # __call__ that makes them passes by effect.
             found.append((set(pieces(qualname.rsplit(".", 1)[-1])), {CALLABLE}))
         for name, value in klass.get("attrs", {}).items():
             if isinstance(value, list) and len(value) == 2:
