@@ -183,6 +183,7 @@ class _Check:
         self.names: set[str] = set()
         self.classes: set[str] = set()  # identities of pass classes found at their definition
         self.reported: set[tuple[str, int, str]] = set()
+        self.templates: set[str] = set()  # pass classes whose subclasses name their pass
 
     def run(self) -> tuple[list[Finding], set[str]]:
         for module, summary in self.index.modules.items():
@@ -199,6 +200,9 @@ class _Check:
             for site in summary["sites"]:
                 if site["t"] == "ctor":
                     self._constructor(module, site, outside=True)
+        # vLLM's VllmFusionPatternMatcherPass(config, pass_name): never a pass of its own.
+        self.findings = [f for f in self.findings
+                         if not (f.name in self.templates and f.name in self.classes)]
         return self.findings, self.names
 
     # ---- pass classes --------------------------------------------------------------------
@@ -345,6 +349,8 @@ class _Check:
                 self._found(sub_module, at_line, at_col, name,
                             f"{label} built by {klass[1]}.__init__ with the name passed here",
                             kind, stage)
+        if found:  # a class that cannot run without a name its subclasses give is a template:
+            self.templates.add(index.identity(*klass))  # they are the passes, not it
         return found
 
     def _unnamed(self, module: str, site: dict, label: str, kind: str, stage: str) -> None:
