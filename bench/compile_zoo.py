@@ -74,6 +74,7 @@ def _spawn(args: list[str], cache: Path | None) -> dict:
            "PYTHONWARNINGS": "ignore"}
     if cache is not None:
         env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+        env["TRITON_CACHE_DIR"] = str(cache / "triton")  # (no Triton on CPU; fresh all the same)
     run = subprocess.run([sys.executable, str(WORKER), *args], capture_output=True, text=True,
                          env=env, cwd=REPO)
     if run.returncode != 0:
