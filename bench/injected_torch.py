@@ -13,6 +13,7 @@ add no pass: any finding there is a false positive.
     python bench/injected_torch.py                    # all trees, writes bench/results/injected_torch.json
     python bench/injected_torch.py --trees 2.13.0 --only post_grad_plain_call -v
     python bench/injected_torch.py --dry-run          # apply every edit and parse it, no lint
+    python bench/injected_torch.py --render           # BENCHMARKS.md section from the results JSON
 
 Each tree is copied once to a scratch directory; an injection edits the copy, the lint runs (with
 its cache on: only the edited files are re-read), and the touched files are restored.
@@ -501,6 +502,13 @@ INJECTIONS: list[Injection] = [
               pass
           """, "def _recursive_post_grad_passes", where="before"),
        expect=["fold_layout_views"]),
+    _i("codegen_and_compile_step", "a pass next to view_to_reshape in codegen_and_compile",
+       _e(COMPILE, "remove_dead_placeholders(gm)", "view_to_reshape(gm)", where="after"),
+       _e(COMPILE, """
+          def remove_dead_placeholders(gm: GraphModule) -> None:
+              pass
+          """, "def _recursive_post_grad_passes", where="before"),
+       expect=["remove_dead_placeholders"]),
     _i("partitioner_min_cut_call", "call in min_cut_rematerialization_partition",
        _e(PART, "joint_module = dedupe_recompute_chains(joint_module)", "if config.cse:",
           "def min_cut_rematerialization_partition"),
@@ -819,6 +827,48 @@ def summarize(results: list[dict]) -> list[dict]:
     return rows
 
 
+SECTION = "Lint: injected torch passes"
+
+
+def render(data: dict) -> str:
+    """The BENCHMARKS.md section: command, commit, recall per tree, the forms, what was missed."""
+    rows = "\n".join(
+        f"| {r['version']} | {r['baseline_findings']} | {r['found']}/{r['injected']} |"
+        f" {r['controls_silent']}/{r['controls']} |" for r in data["summary"])
+    forms: dict[str, list] = {}
+    for result in data["results"]:
+        for injection_id, record in result["injections"].items():
+            forms.setdefault(injection_id, []).append(record)
+    missed = [f"- `{i}` ({recs[0]['form']}): missed on "
+              + ", ".join(r["version"] for r, rec in zip(data["results"], recs)
+                          if rec["found"] is False)
+              for i, recs in forms.items() if any(rec["found"] is False for rec in recs)]
+    return f"""Command: `{data['command']}` (then `--render`), commit `{data['commit']}`, this 2-core machine.
+{data['injections']} injections and {data['controls']} controls, each applied alone to a fresh copy of
+torch's `_inductor` / `_functorch` / `fx/passes` tree of each release (the `checkout-2.13` tree has
+`version.txt` at its root and no `torch/version.py`), then `lite_guard check --no-project <tree>`.
+An injection counts as found when the finding names what was added (the new function, pass name,
+class or config key), not merely when something is reported; a control (a helper nobody calls, a
+pattern added to an existing registered pass dict, a comment) counts when nothing is reported.
+The injections are written as Inductor developers add passes (`bench/injected_torch.py` lists
+each with its anchor): calls in `post_grad_passes` / `joint_graph_passes` / `pre_grad_passes` /
+`Scheduler._init` / `Scheduler.__init__` / `GraphLowering` / the partitioners / the wrapper IR
+passes / `compile_fx` / the freezing passes; new `fx_passes` modules; pattern passes named by a
+constant or an f-string; `@register_graph_pattern` into a new pass dict; observers; passes handed
+to a run-and-log helper, listed in a pass list, wrapped in `functools.partial`, imported under an
+alias or called through a module attribute; a comms reorder pass usable by name; hooks installed
+through `config.patch(...)` (keyword and dict) and functorch's `joint_custom_pass`; config keys of
+every shape (digits, env-var defaults, nested and new nested classes, `Optional[Callable]` hooks,
+lists of passes, `Literal` modes, keys under `if`), in both config modules.
+
+| tree | findings, untouched | injections found | controls silent |
+|---|---|---|---|
+{rows}
+
+{chr(10).join(missed) if missed else "No injection was missed and no control reported anything."}
+Per-injection findings (file:line, code, message): `bench/results/injected_torch.json`."""
+
+
 def git_commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -834,7 +884,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="apply and parse only, no lint")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--render", action="store_true",
+                        help="write the BENCHMARKS.md section from --out, run nothing")
     args = parser.parse_args(argv)
+    if args.render:
+        sys.path.insert(0, str(ROOT))
+        from bench.markdown_section import replace_section
+
+        replace_section(ROOT / "BENCHMARKS.md", SECTION, render(json.loads(args.out.read_text())))
+        print(f"BENCHMARKS.md: section '{SECTION}' rewritten from {args.out.relative_to(ROOT)}")
+        return 0
+    commit = git_commit()  # the code measured: taken before the (long) run
     injections = [i for i in INJECTIONS if args.only is None or i.id in args.only]
     results = [run_version(v, injections, args.dry_run, args.verbose) for v in args.trees]
     if args.dry_run:
@@ -851,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only is None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({
-            "command": "python bench/injected_torch.py", "commit": git_commit(),
+            "command": "python bench/injected_torch.py", "commit": commit,
             "injections": len([i for i in injections if not i.control]),
             "controls": len([i for i in injections if i.control]),
             "summary": summary, "results": results}, indent=1) + "\n")

@@ -264,6 +264,9 @@ NEW_ROOT_STEPS = {  # root: (file, anchor, the step added after the anchor, what
         "_inductor/graph.py", "            self.scheduler = Scheduler(self.operations)\n",
         "        self.scheduler.nodes = reorder_kernels_for_locality(self.scheduler.nodes)\n",
         "reorder_kernels_for_locality", "scheduler"),
+    "_InProcessFxCompile.codegen_and_compile": (
+        "_inductor/compile_fx.py", "            view_to_reshape(gm)\n",
+        "            remove_dead_placeholders(gm)\n", "remove_dead_placeholders", "post_grad"),
     "PythonWrapperCodegen.run_wrapper_ir_passes": (
         "_inductor/codegen/wrapper.py", "            self.memory_plan_reuse()\n",
         "        self.compact_buffer_lines()\n", "compact_buffer_lines", "codegen"),
