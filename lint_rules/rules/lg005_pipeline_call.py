@@ -18,6 +18,15 @@ A call made on an observer or pattern pass (``GraphTransformObserver(gm,
 "x").apply_graph_pass(f)``) is covered by that pass's own name (LG001 checks it); calls inside
 the lambdas handed to it run under that name too (they are not in the root's own body).
 
+A root also runs what it hands on without calling it: a function passed as an argument
+(``run_and_log("x", fold_slices, gm)``, ``pass_execution_and_save(p, ...)``), or listed in a pass
+list it loops over, is a step named like a call; ``functools.partial(f, ...)(g)`` and a loop
+variable over such a list are named by the function that runs. Calls to another root, to a class
+whose ``__init__`` is a root, or to a function a registry entry hooks (the guard names the pass
+there: ``memory_plan_reuse`` is ``ReuseLine``'s hook) are covered. A root or hooked driver that
+runs what it finds in its module's ``globals()`` (comms' reorder driver) makes every function of
+that module with the driver's own signature a pass.
+
 The FX pass packages are the packages that hold ``pre_grad`` / ``joint_graph`` / ``post_grad``
 pipeline roots and no other kind (``torch/_inductor/fx_passes``; not ``torch/_inductor``, which
 holds the scheduler's too): every module there must be some registry entry's ``source``, so a
