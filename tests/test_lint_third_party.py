@@ -36,6 +36,10 @@ ACME_FINDINGS = [
     ("manager.py", 4, 7, "acme.compilation.manager:AcmePassManager"),  # a manager, no base
     ("named.py", 6, 54, "acme.compilation.named:SelfNamed"),  # self.__class__.__name__
     ("named.py", 9, 46, "acme.compilation.named:remove_noop_ops"),  # not torch's remove_noop_ops
+    ("direct.py", 6, 7, "acme.compilation.passes.direct:DirectFusion"),
+    ("direct.py", 8, 44, "acme.compilation.base:acme_direct_fusion"),
+    ("rope2.py", 5, 7, "acme.compilation.passes.rope2:Rope2Fusion"),  # names no pass vocabulary
+    ("rope2.py", 7, 34, "acme.compilation.base:acme_rope2_fusion"),
     ("spyre_passes.py", 6, 7, "acme.ext.spyre_passes:SpyrePrePasses"),  # namespace portion
 ]
 
@@ -108,6 +112,19 @@ def test_linting_one_file_still_resolves_its_base_from_the_package_on_disk():
                         Registry.from_files(SHIPPED), jobs=1)
     assert _rows(report.findings) == [row for row in sorted(ACME_FINDINGS)
                                       if row[0] == "fusions.py"]
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_a_pass_directory_linted_alone_finds_subclasses_of_a_base_outside_it(prefilter,
+                                                                              monkeypatch):
+    # acme/compilation/passes/ alone: rope2.py mentions no pass vocabulary, only a base that
+    # lives one directory up; the prefilter must still parse it (asked for by the index).
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    report = lint_paths([ACME / "acme" / "compilation" / "passes"], Registry.from_files(SHIPPED),
+                        jobs=1)
+    assert _rows(report.findings) == [row for row in sorted(ACME_FINDINGS)
+                                      if row[0] in ("direct.py", "rope2.py")]
 
 
 def test_backends_abstract_calls_and_plain_callables_are_not_passes():

@@ -200,10 +200,25 @@ class _Check:
             for site in summary["sites"]:
                 if site["t"] == "ctor":
                     self._constructor(module, site, outside=True)
+        self._ask_for_subclasses_of_siblings()
         # vLLM's VllmFusionPatternMatcherPass(config, pass_name): never a pass of its own.
         self.findings = [f for f in self.findings
                          if not (f.name in self.templates and f.name in self.classes)]
         return self.findings, self.names
+
+    def _ask_for_subclasses_of_siblings(self) -> None:
+        """A pass base read from disk outside the linted paths (Index.siblings) is not part of
+        the prefilter's closure, so a linted file that only names it may be a stub: asking every
+        module whether it defines a class of that name makes such a stub parsed, and the index
+        is built again (lint_rules.prefilter's demand). A parsed file answers for free."""
+        index = self.index
+        for module, summary in list(index.siblings.items()):
+            for qualname in list(summary["classes"]):
+                if "." in qualname or not (index.pass_base(module, qualname)
+                                           or self._graph_evidence(module, qualname)):
+                    continue
+                for tree_summary in index.modules.values():
+                    qualname in tree_summary["classes"]  # noqa: B015 (the question is the point)
 
     # ---- pass classes --------------------------------------------------------------------
     def _classes(self, module: str, summary: dict) -> None:
