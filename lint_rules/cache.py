@@ -341,15 +341,20 @@ class Cache:
         previous = record.pop("_previous_pack", None)
         data = json.dumps(pack, separators=(",", ":"), ensure_ascii=True).encode("ascii")
         digest = hashlib.sha256(data).hexdigest()
-        record = {**record, "run": run_key, "pack": digest}
-        body = json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-        if self._write(_pack_name(digest), data) and self._write(
-                _run_name(run_key), self.mac(run_key, body).encode("ascii") + b"\n" + body) \
-                and previous and previous != digest:
+        if self._write(_pack_name(digest), data) and self.save_record(
+                run_key, {**record, "pack": digest}) and previous and previous != digest:
             try:
                 os.unlink(_pack_name(previous), dir_fd=self._dir_fd)
             except OSError:
                 pass
+
+    def save_record(self, run_key: str, record: dict) -> bool:
+        """Write (or rewrite) a run record; its pack must already be in place."""
+        if not self.enabled or not self._writable:
+            return False
+        body = json.dumps({**record, "run": run_key}, separators=(",", ":"),
+                          ensure_ascii=True).encode("ascii")
+        return self._write(_run_name(run_key), self.mac(run_key, body).encode("ascii") + b"\n" + body)
 
     # ---- files -----------------------------------------------------------------------------
     def _read(self, name: str | None) -> bytes | None:

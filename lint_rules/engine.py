@@ -291,6 +291,8 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
         findings = _unchanged_findings(record, files, salt, torch_version)
         if findings is not None:  # nothing changed since that run: its findings are the answer
             report.findings, report.cached = findings, len(files)
+            if _settle(record):
+                cache.save_record(run_key, record)  # its times can be trusted from now on
             return report
     pack = (cache.load_pack(record["pack"]) if record is not None else None) or {}
 
@@ -533,6 +535,15 @@ def _unchanged_findings(record: dict, files: list[Path], salt: str, torch_versio
     if _tree_version(files, torch_version) != record["tree_version"]:
         return None
     return [Finding.from_dict(f) for f in record["findings"]]
+
+
+def _settle(record: dict) -> bool:
+    """Clear the racy mark of rows whose times are now old enough to trust; True if any was."""
+    now, settled = time.time_ns(), False
+    for row in record["inputs"]:
+        if row[7] and max(row[2], row[3]) < now - 2_000_000_000:
+            row[7], settled = False, True
+    return settled
 
 
 def _content_key(salt: str, path: Path, version: str | None, module: str, data: bytes) -> str:
