@@ -136,10 +136,19 @@ def run_schema() -> dict:
 
 
 def pack_schema() -> dict:
-    """A pack: per content key, the file's result and what the prefilter decided about it."""
+    """A pack: per content key, the file's result and what the prefilter decided about it; and
+    the summaries of modules read from outside the linted paths (keyed by path, mtime, module,
+    package, vocabulary and lightness, as ``lint_rules.index`` keys them)."""
     record = {"type": "object", "additionalProperties": False, "required": ["result", "seeded"],
               "properties": {"result": entry_schema(), "seeded": {"type": "boolean"}}}
-    return {"type": "object", "additionalProperties": record}
+    key = {"type": "array", "minItems": 6, "additionalItems": False, "items": [
+        {"type": "string"}, {"type": "integer"}, {"type": "string"}, {"type": "boolean"},
+        {"type": "string"}, {"type": "boolean"}]}
+    external = {"type": "array", "minItems": 2, "additionalItems": False,
+                "items": [key, {"type": ["object", "null"]}]}
+    return {"type": "object", "additionalProperties": False, "required": ["files", "externals"],
+            "properties": {"files": {"type": "object", "additionalProperties": record},
+                           "externals": {"type": "array", "items": external}}}
 
 
 def _compiled(schema: dict):

@@ -294,10 +294,12 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
             if _settle(record):
                 cache.save_record(run_key, record)  # its times can be trusted from now on
             return report
-    pack = (cache.load_pack(record["pack"]) if record is not None else None) or {}
+    pack = (cache.load_pack(record["pack"]) if record is not None else None) \
+        or {"files": {}, "externals": []}
+    _recall_externals(pack["externals"])
 
     started = time.time_ns()
-    entries = [_read(path, salt, limits, torch_version, pack) for path in files]
+    entries = [_read(path, salt, limits, torch_version, pack["files"]) for path in files]
     run = _Rounds(entries, registry, prefilter.Prefilter(registry, plan_for(registry))
                   if use_prefilter else None, jobs, limits)
     found, names = run.index_findings()
@@ -573,12 +575,33 @@ def _remember(cache: Cache, run_key: str, record: dict | None, entries: list[_En
             continue
         complete = complete and st.st_mtime_ns == mtime
         externals.append([path, st.st_size, st.st_mtime_ns])
-    pack = {entry.key: {"result": entry.result.to_dict(), "seeded": entry.seeded}
-            for entry in entries if entry.lintable}
+    pack = {"files": {entry.key: {"result": entry.result.to_dict(), "seeded": entry.seeded}
+                      for entry in entries if entry.lintable},
+            "externals": _external_summaries()}
     cache.save_run(run_key, {"started_ns": started, "inputs": inputs, "externals": externals,
                              "tree_version": tree_version, "complete": complete,
                              "findings": [f.to_dict() for f in findings],
                              "_previous_pack": record["pack"] if record else None}, pack)
+
+
+def _external_summaries() -> list[list]:
+    """The summaries the index made of modules outside the linted paths (siblings of the
+    linted packages, installed base modules): kept in the pack, so a run after an edit does
+    not parse them again. Keyed as the index keys them, by mtime among the rest."""
+    from lint_rules import index
+
+    return [[list(key), summary] for key, summary in getattr(index, "_EXTERNAL", {}).items()
+            if len(key) == 6]
+
+
+def _recall_externals(externals: list[list]) -> None:
+    from lint_rules import index
+
+    known = getattr(index, "_EXTERNAL", None)
+    if known is None:
+        return
+    for key, summary in externals:
+        known.setdefault(tuple(key), summary)
 
 
 def external_sources() -> list[tuple[str, int]]:

@@ -44,6 +44,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from lite_guard.identity import is_torch_module
+
 ENV = "LITE_GUARD_NO_PREFILTER"
 
 # A "word": a run of ASCII letters, digits and '_' (bytes >= 0x80 count as letters, so a UTF-8
@@ -162,13 +164,14 @@ class Prefilter:
         # LG001 also recognises a class by its effect: a ``__call__`` taking one FX graph,
         # annotated as one or used as one (``g.nodes``). The index's own vocabulary of that
         # evidence, never a copy: a file needs both ``__call__`` and one of those words.
+        # Outside torch only, as LG001 (inside torch the pipeline roots say what runs).
         self.graph_words = _graph_words()
 
     def seeded(self, path: str, module: str, scan: Scan) -> bool:
         """Must this file be parsed whatever the rest of the tree holds?"""
         return (module in self.root_modules or scan.holds(self.seeds)
-                or (b"__call__" in scan.words and (self.graph_words is None
-                                                   or scan.holds(self.graph_words)))
+                or (b"__call__" in scan.words and not is_torch_module(module)
+                    and (self.graph_words is None or scan.holds(self.graph_words)))
                 or bool(self.plan.file_rules_for(path, scan.data)) or not decodable(scan.data))
 
     def must_parse(self, path: str, module: str, data: bytes) -> bool:
