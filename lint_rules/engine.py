@@ -31,6 +31,7 @@ _RULES_DIR = Path(__file__).parent
 _SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_FIRST_TWO_LINES = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)?([^\r\n]*)")
 _VERSION = re.compile(r"__version__\s*=\s*['\"]([^'\"]+)['\"]")
 
 
@@ -86,7 +87,7 @@ def plan_for(registry: Registry) -> Plan:
 def decode(data: bytes) -> str:
     """Source text as Python reads it (PEP 263 coding cookie, else UTF-8); raises on bad bytes."""
     encoding = "utf-8"
-    for line in data.splitlines()[:2]:
+    for line in _FIRST_TWO_LINES.match(data).groups():  # not splitlines(): the whole file
         match = _CODING.match(line)
         if match:
             encoding = match.group(1).decode("ascii")
@@ -373,6 +374,9 @@ def _read(path: Path, salt: str, limits: isolation.Limits, torch_version: str | 
     return entry
 
 
+_MAX_ROUNDS = 12  # prefilter rounds before the rest is parsed whole (torch's tree needs 5)
+
+
 class _Rounds:
     """Parse what the prefilter says may matter, build the index, and widen the parsed set by
     closure and demand until the index asks nothing more (lint_rules.prefilter)."""
@@ -402,7 +406,16 @@ class _Rounds:
                        and (e.seeded or e.parsed)}
 
     def index_findings(self) -> tuple[list[Finding], set[str]]:
+        rounds = 0
         while True:
+            rounds += 1
+            if rounds > _MAX_ROUNDS and self.prefilter is not None:
+                # Names chained through more files than real code chains them (hostile input
+                # costs one round per link: 600 files, 18 s): parse every file, as with the
+                # prefilter off, and the next round is the last.
+                self.wanted |= {n for n, e in enumerate(self.entries) if e.lintable}
+            if os.environ.get("LITE_GUARD_DEBUG_ROUNDS"):
+                print(f"prefilter round {rounds}: {len(self.wanted)} wanted", file=sys.stderr)
             self._parse_wanted()
             if self.prefilter is not None and self._close():
                 continue  # new trigger words: parse the files that hold them first
@@ -447,19 +460,38 @@ class _Rounds:
         """Grow the trigger words by the names parsed files bind to them; True when that makes
         more files wanted."""
         grown = set(self.triggers) | {prefilter.CALLABLE}
+        # A worklist, not passes until nothing changes: a chain of 5,000 classes in one file
+        # (hostile input) took one pass per link, 25 million set tests.
+        users: dict[bytes, list[set[bytes]]] = {}  # a word -> the names bound to it
+        queue: list[bytes] = []
+
+        def grow(names: set[bytes]) -> None:
+            for name in names - grown:
+                grown.add(name)
+                queue.append(name)
+
+        pending = [number for number, entry in enumerate(self.entries) if entry.parsed]
         while True:
-            new = set()
-            for number, entry in enumerate(self.entries):
+            still = []
+            for number in pending:
+                entry = self.entries[number]
                 # Only a file that holds a trigger word can bind a name to one (a class that
                 # defines __call__ is one by itself).
-                if entry.parsed and (self._scan(entry).holds(grown) or b"__call__" in
-                                     self._scan(entry).words):
+                if self._scan(entry).holds(grown) or b"__call__" in self._scan(entry).words:
                     for names, mentions in self._bindings(number, entry):
-                        if not mentions.isdisjoint(grown) and not names <= grown:
-                            new |= names
-            if not new - grown:
+                        if not mentions.isdisjoint(grown):
+                            grow(names)
+                        else:
+                            for word in mentions:
+                                users.setdefault(word, []).append(names)
+                else:
+                    still.append(number)
+            pending = still
+            if not queue:
                 break
-            grown |= new
+            while queue:
+                for names in users.pop(queue.pop(), ()):
+                    grow(names)
         grown.discard(prefilter.CALLABLE)
         added = frozenset(grown) - self.triggers
         self.triggers = frozenset(grown)
@@ -631,7 +663,7 @@ def _tree_version(files: list[Path], given: str | None = None) -> str | None:
     """The torch version the tree is: its own if it is a torch tree (else ``given``, else
     unknown: None, so no ranged entry is judged), else ``given`` or the installed one."""
     for path in files:
-        if config_module_of(path) == "inductor":
+        if path.name == "config.py" and config_module_of(path) == "inductor":  # name: cheap first
             return torch_version_of(path) or given
     return given or installed_torch_version()
 

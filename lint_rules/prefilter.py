@@ -81,8 +81,9 @@ def pieces(name: str) -> list[bytes]:
 
 def _cookie(data: bytes) -> str | None:
     """A PEP 263 coding cookie other than UTF-8 (only the first two lines can hold one)."""
-    end = data.find(b"\n", data.find(b"\n") + 1)
-    for line in (data[:end] if end >= 0 else data).splitlines()[:2]:
+    from lint_rules.engine import _FIRST_TWO_LINES
+
+    for line in _FIRST_TWO_LINES.match(data).groups():
         match = _CODING.match(line)
         if match:
             name = match.group(1).decode("ascii", "replace").lower()
@@ -130,6 +131,7 @@ class Scan:
 
     data: bytes
     _words: frozenset[bytes] | None = None
+    _plain: bool | None = None
 
     @property
     def words(self) -> frozenset[bytes]:
@@ -138,10 +140,28 @@ class Scan:
         return self._words
 
     @property
+    def plain(self) -> bool:
+        """Are the raw bytes' words exactly the words Python reads (no coding cookie, and
+        ASCII or already NFKC)? Then a word absent as a substring is absent."""
+        if self._plain is None:
+            if _cookie(self.data):
+                self._plain = False
+            elif self.data.isascii():
+                self._plain = True
+            else:
+                text = _decoded(self.data)
+                self._plain = text is not None and unicodedata.is_normalized("NFKC", text)
+        return self._plain
+
+    @property
     def star(self) -> bool:
         return _STAR.search(self.data) is not None
 
     def holds(self, names: Iterable[bytes]) -> bool:
+        names = names if isinstance(names, (set, frozenset)) else frozenset(names)
+        if self._words is None and len(names) <= 64 and self.plain \
+                and not any(name in self.data for name in names):
+            return False  # not even a substring: no need to split the file into words
         return not self.words.isdisjoint(names)
 
 
@@ -170,7 +190,7 @@ class Prefilter:
     def seeded(self, path: str, module: str, scan: Scan) -> bool:
         """Must this file be parsed whatever the rest of the tree holds?"""
         return (module in self.root_modules or scan.holds(self.seeds)
-                or (b"__call__" in scan.words and not is_torch_module(module)
+                or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
                 or bool(self.plan.file_rules_for(path, scan.data)) or not decodable(scan.data))
 
