@@ -414,8 +414,6 @@ class _Rounds:
                 # costs one round per link: 600 files, 18 s): parse every file, as with the
                 # prefilter off, and the next round is the last.
                 self.wanted |= {n for n, e in enumerate(self.entries) if e.lintable}
-            if os.environ.get("LITE_GUARD_DEBUG_ROUNDS"):
-                print(f"prefilter round {rounds}: {len(self.wanted)} wanted", file=sys.stderr)
             self._parse_wanted()
             if self.prefilter is not None and self._close():
                 continue  # new trigger words: parse the files that hold them first
