@@ -280,6 +280,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
     unchanged files' results come from the cache, files the prefilter proves irrelevant are not
     parsed (``lint_rules.prefilter``), and the rest are analysed in isolated workers."""
     report = LintReport()
+    isolation.use_limits(limits)  # also for modules the index reads outside the linted paths
     files, report.errors = discover(paths, exclude)
     report.files = len(files)
     if tree_rules is None:
@@ -396,10 +397,13 @@ class _Rounds:
         # Which new files must be parsed whatever the tree holds (seeded, or not compilable):
         # checked in workers, many files a task; a batch that fails is parsed file by file.
         fresh = [n for n, e in enumerate(entries) if e.data is not None and e.result is None]
-        answers = isolation.run_batched(
-            [(str(entries[n].path), entries[n].module, entries[n].data) for n in fresh],
-            lambda batch: [prefilter_.must_parse(*item) for item in batch], jobs=jobs,
-            limits=limits)
+        def must_parse(batch: list[int]) -> list[bool]:
+            # Workers are forked after every file was read: they find the bytes in memory,
+            # so only the numbers travel.
+            return [prefilter_.must_parse(str(entries[n].path), entries[n].module, entries[n].data)
+                    for n in batch]
+
+        answers = isolation.run_batched(fresh, must_parse, jobs=jobs, limits=limits)
         for number, answer in zip(fresh, answers):
             entries[number].seeded = answer is not False
         self.wanted = {n for n, e in enumerate(entries) if e.data is not None

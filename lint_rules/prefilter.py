@@ -8,13 +8,15 @@ given its byte-level facts for LG003) and stands in the index as a *stub*:
 
 1. Seeds, from the registry and the rules only, never a hand-kept list: the file holds, as a
    word, the simple name of a ``[[base]]``, a naming keyword (``pass_name``), a custom-hook key
-   or a pipeline root's function name; or it holds an index rule's trigger bytes (the engine's
-   own light/full test); or a file rule wants it; or it *is* a pipeline root's module.
-2. Closure: a name bound in a parsed file (a class, an import, an assignment, a class
-   attribute) whose definition mentions a trigger word becomes a trigger word, and files that
-   hold it are parsed in the next round. So a pass class reached through the project's own
-   bases, aliases and re-exports (``class FooPass(VllmInductorPass)`` three files away from
-   ``CustomGraphPass``) is parsed however long the chain.
+   or an index rule's trigger; or (outside torch) both ``__call__`` and a word of the index's
+   FX-graph evidence (``g.nodes``, ``: fx.Graph``); or a file rule wants it; or it *is* a
+   pipeline root's module; or it cannot be decoded.
+2. Closure: a name a parsed file binds to an alias of a trigger word (a class whose bases name
+   one, an import of one, ``X = a.b.Trigger``, ``partial(Trigger)``, a class attribute) becomes
+   a trigger word, as does a class whose ``__call__`` takes an FX graph; files that hold one
+   are parsed next. So a pass class reached through the project's own bases, aliases and
+   re-exports (``class FooPass(VllmInductorPass)`` three files away from ``CustomGraphPass``) is
+   parsed however long the chain, and instances, calls and literals never widen it.
 3. Demand: a stub answers the index's questions (``is X a class of yours? an import? a
    star-import?``) with "no", and records the question when the answer could have been "yes":
    when X is a word of that file, or the file has a ``from ... import *``. A recorded stub is
@@ -27,11 +29,15 @@ and every other answer the rules get about a stub is one the parsed file would h
 (demand). ``tests/test_lint_speed.py`` checks that findings are identical with the prefilter
 on and off, on every fixture tree, on torch's pass trees and on a third-party sample.
 
-Known differences, documented rather than hidden: a skipped file is not parsed, so a syntax
-error in a file holding no trigger word is not reported as LG900 (it cannot hold a pass that
-the rules would find); a hook key spelled only through escapes or implicitly concatenated
-string literals (``"post_grad_" "custom_post_pass"``) in a file holding no other trigger is not
-seen (the index's own per-function text test shares that limit).
+Every file that is not parsed is still read, decoded and given to CPython's parser
+(``compiles``: a syntax error is an LG900 wherever it is, as with the prefilter off), in
+batched worker processes (``isolation.run_batched``).
+
+Known differences, documented rather than hidden, both about files that hold no trigger word:
+a hook key spelled only through escapes or implicitly concatenated string literals
+(``"post_grad_" "custom_post_pass"``) is not seen (the index's own per-function text test
+shares that limit); and code CPython parses but nested so deep that the index's summary would
+recurse past its limit is not reported as LG900 "nested too deeply" (it cannot hold a pass).
 
 ``LITE_GUARD_NO_PREFILTER=1`` parses every file (the equivalence tests, and debugging).
 """
