@@ -160,6 +160,17 @@ Task = tuple[str, bytes, "str | None"]  # path, bytes, torch version
 Analyse = Callable[[str, bytes, "str | None"], FileResult]
 
 _ACTIVE = DEFAULT_LIMITS  # the limits of this process (a worker inherits the run's)
+
+
+def use_limits(limits: Limits) -> None:
+    """The run's limits, for what this process reads besides the linted files (modules the
+    index reads from outside the linted paths): the same limits, whoever reads the file."""
+    global _ACTIVE
+    _ACTIVE = limits
+
+
+def limits_in_force() -> Limits:
+    return _ACTIVE
 _STACK_BYTES = 256 << 20  # deep (but allowed) trees need deep recursion in libcst's visitors
 
 
