@@ -55,7 +55,9 @@ def timed(args: list[str], cache: Path, cwd: Path = REPO) -> float:
     start = time.perf_counter()
     run = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd)
     elapsed = time.perf_counter() - start
-    if run.returncode not in (0, 1):
+    # 0 clean, 1 findings; a traceback also exits 1, so the summary line must be there too.
+    if run.returncode not in (0, 1) or "Traceback" in run.stderr \
+            or not any(line.endswith("finding(s)") for line in run.stderr.splitlines()):
         raise SystemExit(f"{' '.join(map(str, args))} exited {run.returncode}:\n{run.stderr[-2000:]}")
     return elapsed
 
