@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 9  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 10  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
@@ -223,6 +223,7 @@ class _Extractor(ast.NodeVisitor):
             "suppress": _suppression_lines(lines),
         }
         self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
+        self.class_methods: list[dict[str, Any]] = []  # per enclosing class: name -> def
         self.loop_sites: dict[tuple, tuple] = {}  # (scope, class, loop variable) -> sites, iterable
         self.watched = set(vocab.short_names)  # local names of observer / pattern-pass callables
         self.target: Any = None  # what the value being visited is assigned to (for unnamed passes)
@@ -283,8 +284,12 @@ class _Extractor(ast.NodeVisitor):
         for base in node.bases:
             self.visit(base)
         self.scopes.append(("class", qualname))
+        # The class's own methods, so __call__ can be judged by the method it hands its graph to.
+        self.class_methods.append({s.name: s for s in node.body
+                                   if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))})
         for statement in node.body:
             self.visit(statement)
+        self.class_methods.pop()
         self.scopes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -297,7 +302,7 @@ class _Extractor(ast.NodeVisitor):
             if node.name == "__init__":
                 self._init_flow(klass, node)
             elif node.name == "__call__":
-                evidence = _graph_call(node)
+                evidence = _graph_call(node, self.class_methods[-1] if self.class_methods else None)
                 if evidence:
                     klass["graph_call"] = evidence
         if klass is None:
@@ -758,15 +763,35 @@ _GRAPH_USES = frozenset({"nodes", "find_nodes", "erase_node", "recompile", "elim
                          "owning_module", "graph", "lint"})
 
 
-def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef,
+                methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> str:
     """Why ``__call__(self, g)`` is a graph pass's entry point, or "": it is called with exactly
     one graph (a backend's ``(gm, example_inputs)`` is not a pass), annotated as an FX graph or
-    used as one (``g.nodes``, ``g.erase_node``, ``patterns.apply(g)``, ``p(g)`` for sub-passes)."""
+    used as one (``g.nodes``, ``g.erase_node``), itself or by the method of the class it hands
+    ``g`` to (``return self.run(g)``, ``methods``: the class's own). The words of this evidence
+    (_GRAPH_TYPES, _GRAPH_USES) are also the prefilter's, so it parses every file that has it."""
     positional = [*node.args.posonlyargs, *node.args.args][1:]
     required = len(positional) - len(node.args.defaults)
     if not positional or required != 1:
         return ""
-    param = positional[0]
+    evidence = _graph_use(node, positional[0])
+    if evidence or not methods:
+        return evidence
+    for inner in ast.walk(node):  # self.m(g): the first parameter m takes g as
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                and isinstance(inner.func.value, ast.Name) and inner.func.value.id == "self" \
+                and inner.func.attr in methods and inner.args \
+                and isinstance(inner.args[0], ast.Name) and inner.args[0].id == positional[0].arg:
+            method = methods[inner.func.attr]
+            params = [*method.args.posonlyargs, *method.args.args][1:]
+            evidence = _graph_use(method, params[0]) if params else ""
+            if evidence:
+                return f"{evidence} in self.{inner.func.attr}"
+    return ""
+
+
+def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> str:
+    """How a function treats ``param`` as an FX graph: its annotation, or what it does with it."""
     if param.annotation is not None:
         annotation = param.annotation
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):

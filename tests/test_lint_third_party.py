@@ -28,6 +28,7 @@ SHIPPED = shipped_registry_files()  # what `lite_guard check --no-project` runs 
 # Every pass of the tree: (file, line, col, identity). Identities are what the guard checks.
 ACME_FINDINGS = [
     ("cleanup.py", 1, 7, "acme.compilation.cleanup:DeadViewCleanup"),  # no base: uses gm.graph
+    ("delegating.py", 4, 7, "acme.compilation.delegating:FoldViews"),  # __call__ hands g on
     ("fusions.py", 6, 7, "acme.compilation.fusions:RopeFusion"),  # inherits the graph __call__
     ("fusions.py", 8, 34, "acme.compilation.base:acme_rope_fusion"),  # name via super().__init__
     ("fusions.py", 11, 7, "acme.compilation.fusions:NormFusion"),
