@@ -211,8 +211,10 @@ def _open_private_dir(path: Path, parent_fd: int | None = None) -> int:
     try:
         fd = os.open(name, flags, dir_fd=parent_fd)
     except OSError as exc:
-        raise CacheRefused(f"cannot open cache dir {path}: {exc.strerror or exc}"
-                           " (a symlink is not accepted)") from None
+        link = os.path.islink(path)
+        raise CacheRefused(f"cannot open cache dir {path}: "
+                           + ("it is a symlink, which is not accepted; point the cache at a real"
+                              " directory" if link else f"{exc.strerror or exc}")) from None
     problem = _describe_unsafe(os.fstat(fd), "cache dir", path)
     if problem:
         os.close(fd)
@@ -374,12 +376,17 @@ class Cache:
                          dir_fd=self._dir_fd)
         except OSError:
             return None  # missing: lint it
+        st = os.fstat(fd)  # before fdopen, which raises on a directory planted under the name
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY_BYTES:
+            os.close(fd)
+            self.rejected += 1
+            return None
         with os.fdopen(fd, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY_BYTES:
+            try:
+                return handle.read(_MAX_ENTRY_BYTES + 1)
+            except OSError:
                 self.rejected += 1
                 return None
-            return handle.read(_MAX_ENTRY_BYTES + 1)
 
     def _write(self, name: str | None, data: bytes) -> bool:
         if name is None:
