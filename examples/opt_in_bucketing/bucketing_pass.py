@@ -10,8 +10,9 @@ same config raises ``LitePassViolation`` (fail closed). See docs/distributed.md.
 
 The passes only regroup functional collectives (``_c10d_functional.all_gather_into_tensor`` /
 ``reduce_scatter_tensor``): several independent collectives of one process group become one
-collective on a concatenated buffer. Do not wrap them in a ``GraphTransformObserver`` named like
-Inductor's own passes ("bucket_all_gathers", ...): the guard refuses those names in lite mode.
+collective on a concatenated buffer. Wrapped in a ``GraphTransformObserver``, a pass is named by
+this module (``...bucketing_pass:bucket_all_gathers``), never by Inductor's pass of that name, and
+needs an entry of its own.
 """
 
 from __future__ import annotations
