@@ -14,6 +14,7 @@ add no pass: any finding there is a false positive.
     python bench/injected_torch.py --trees 2.13.0 --only post_grad_plain_call -v
     python bench/injected_torch.py --dry-run          # apply every edit and parse it, no lint
     python bench/injected_torch.py --render           # BENCHMARKS.md section from the results JSON
+    python bench/injected_torch.py --write            # run all, then write the section (make bench)
 
 Each tree is copied once to a scratch directory; an injection edits the copy, the lint runs (with
 its cache on: only the edited files are re-read), and the touched files are restored.
@@ -51,6 +52,7 @@ COMMS = "torch/_inductor/comms.py"
 GRAPH = "torch/_inductor/graph.py"
 WRAPPER = "torch/_inductor/codegen/wrapper.py"
 SPLIT_CAT = "torch/_inductor/fx_passes/split_cat.py"
+GRAPH_COMPILE = "torch/_functorch/_aot_autograd/graph_compile.py"
 
 
 @dataclass(frozen=True)
@@ -509,6 +511,22 @@ INJECTIONS: list[Injection] = [
               pass
           """, "def _recursive_post_grad_passes", where="before"),
        expect=["remove_dead_placeholders"]),
+    _i("aot_inference_step", "a step in AOTAutograd's aot_stage2_inference",
+       _e(GRAPH_COMPILE, "fw_module = _fold_inference_constants(fw_module)",
+          "_apply_tensorify_python_scalars(fw_module)", "def aot_stage2_inference(", where="after"),
+       _e(GRAPH_COMPILE, """
+          def _fold_inference_constants(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+              return gm
+          """, "def aot_stage2_inference("),
+       expect=["_fold_inference_constants"]),
+    _i("aot_joint_step", "a joint-graph step before AOTAutograd partitions (torch >= 2.12)",
+       _e(GRAPH_COMPILE, "fx_g = _canonicalize_joint_rng(fx_g)", "fx_g = run_joint_graph_passes_on_hops(",
+          "def _partition_joint_graph_into_fw_bw("),
+       _e(GRAPH_COMPILE, """
+          def _canonicalize_joint_rng(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+              return gm
+          """, "def _partition_joint_graph_into_fw_bw("),
+       expect=["_canonicalize_joint_rng"]),
     _i("partitioner_min_cut_call", "call in min_cut_rematerialization_partition",
        _e(PART, "joint_module = dedupe_recompute_chains(joint_module)", "if config.cse:",
           "def min_cut_rematerialization_partition"),
@@ -893,7 +911,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--render", action="store_true",
                         help="write the BENCHMARKS.md section from --out, run nothing")
+    parser.add_argument("--write", action="store_true",
+                        help="run every injection on every tree, then write the BENCHMARKS.md section")
     args = parser.parse_args(argv)
+    if args.write and args.only is None:
+        status = main([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write"])
+        return status or main(["--render", "--out", str(args.out)])
     if args.render:
         sys.path.insert(0, str(ROOT))
         from bench.markdown_section import replace_section

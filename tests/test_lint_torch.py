@@ -267,6 +267,9 @@ NEW_ROOT_STEPS = {  # root: (file, anchor, the step added after the anchor, what
     "_InProcessFxCompile.codegen_and_compile": (
         "_inductor/compile_fx.py", "            view_to_reshape(gm)\n",
         "            remove_dead_placeholders(gm)\n", "remove_dead_placeholders", "post_grad"),
+    "aot_stage2_inference": (
+        "_functorch/_aot_autograd/graph_compile.py", "    _apply_tensorify_python_scalars(fw_module)\n",
+        "    fw_module = _fold_inference_constants(fw_module)\n", "_fold_inference_constants", "aot"),
     "PythonWrapperCodegen.run_wrapper_ir_passes": (
         "_inductor/codegen/wrapper.py", "            self.memory_plan_reuse()\n",
         "        self.compact_buffer_lines()\n", "compact_buffer_lines", "codegen"),

@@ -606,8 +606,10 @@ def compare(result: ScanResult, registry: Registry) -> tuple[list[str], list[str
         elif not matches(entry.torch, version):
             missing.append(f"config {module}:{key} is registered with torch = {entry.torch!r},"
                            f" which excludes {version}, but exists in the tree")
+    ranges = {p.root: p.torch for p in registry.pipelines}
     for root in result.missing_roots:
-        stale.append(f"pipeline {root} not found in the tree")
+        if _judged(ranges.get(root, ""), version):  # a root ranged out of this release is not stale
+            stale.append(f"pipeline {root} not found in the tree")
     for entry in registry.passes:
         if not _describes_torch(entry) or not _judged(entry.torch, version):
             continue
