@@ -29,6 +29,7 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
 from lite_compiler.regions import compile_regions, is_region_node
+from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
 
 _frame_ids = itertools.count()
@@ -123,6 +124,7 @@ class LiteCompiler:
             with self.active(name):
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
                 self._run_always_custom_passes(gm, "post_grad")
+                adopt_enclosed(gm)  # gradient sums inside a region belong to it (scooping.py)
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,
                                           self.effects.rows)

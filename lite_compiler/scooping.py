@@ -11,7 +11,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from lite_compiler.annotate import annotation_of, region_configs, region_key
+from lite_compiler.annotate import ANNOTATION_KEY, annotation_of, region_configs, region_key
 from lite_compiler.errors import LiteCompilerError, LiteRegionConfigError
 from lite_compiler.region_config import validate_configs
 
@@ -20,6 +20,33 @@ SUBMOD_PREFIX = "__lite_region_"
 
 def is_annotated(node: torch.fx.Node) -> bool:
     return node.op not in ("placeholder", "output", "get_attr") and annotation_of(node.meta) is not None
+
+
+def adopt_enclosed(gm: torch.fx.GraphModule) -> list[tuple[str, Any]]:
+    """Unannotated ops that only feed one region and read from it join that region.
+
+    AOTAutograd gives a backward node the annotation of the forward node it comes from (by
+    seq_nr); the adds autograd inserts to sum the gradients of a tensor used twice (a norm's
+    output feeding the gate and up projections, q/k/v reading one input) come from no forward
+    node and carry none. Inside a region (a whole decoder layer) each one cut the region apart:
+    one more boundary, no fusion across it. An op whose every user is in region R and that reads
+    at least one input from R is part of R's computation; its value reaches nothing but R, so no
+    value outside regions changes. Returns (node name, region id) per adopted node.
+    """
+    adopted: list[tuple[str, Any]] = []
+    for node in reversed(gm.graph.nodes):  # users first: a chain of such ops joins as one
+        if node.op != "call_function" or not node.users or is_annotated(node) or node.is_impure():
+            continue
+        users = [annotation_of(u.meta) if is_annotated(u) else None for u in node.users]
+        if any(a is None for a in users) or len({region_key(a) for a in users}) != 1:
+            continue
+        key = region_key(users[0])
+        if not any(is_annotated(i) and region_key(annotation_of(i.meta)) == key
+                   for i in node.all_input_nodes):
+            continue
+        node.meta["custom"] = {**(node.meta.get("custom") or {}), ANNOTATION_KEY: users[0]}
+        adopted.append((node.name, key))
+    return adopted
 
 
 def group_regions(gm: torch.fx.GraphModule) -> dict[Any, list[torch.fx.Node]]:

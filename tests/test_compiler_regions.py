@@ -269,3 +269,27 @@ def test_region_config_naming_a_fixed_key_is_refused(key, value):
         compile_lite(fn, fullgraph=True)(torch.randn(4))
     first_line = str(err.value).splitlines()[0]  # Dynamo may append its own context lines
     assert f"'{key}'" in first_line and "region 'r'" in first_line and "remove it" in first_line
+
+
+def test_a_gradient_sum_inside_a_region_joins_it_so_its_backward_is_one_region():
+    """autograd sums the gradients of a tensor used twice with an add that comes from no forward
+    node, so it carries no annotation; between two members of one region it used to cut the
+    region's backward in two (a decoder layer's: about twenty pieces). Outside the region, the
+    graph stays AOTAutograd's (the effect check runs on every compile)."""
+
+    def fn(x, w):
+        x = x * 2  # outside the region
+        with lite_compiler.region(id="r"):
+            y = x * w  # y feeds two ops: its gradient is a sum
+            y = y.sin() + y.cos()
+        return (y * 3).sum()  # outside the region
+
+    x, w = torch.randn(8, 8, requires_grad=True), torch.randn(8, 8, requires_grad=True)
+    compile_lite(fn, fullgraph=True)(x, w).backward()
+    ledger = lite_compiler.last_ledger()
+    assert [name.split("/", 1)[1] for name in ledger.region_code] == ["fw/region[r]/0", "bw/region[r]/0"]
+    bw = next(code for name, code in ledger.graph_code.items() if name.endswith("/bw"))
+    assert "aten.add.Tensor" not in bw  # the sum runs in the region
+    expected_x, expected_w = torch.autograd.grad(fn(x, w), (x, w))
+    torch.testing.assert_close(x.grad, expected_x)
+    torch.testing.assert_close(w.grad, expected_w)
