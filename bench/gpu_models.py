@@ -65,8 +65,8 @@ OURS = {"ours", "ours_cudagraphs", *REGION_VARIANTS}
 CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs",
                       "ours_layers_cudagraphs", "ours_model_cudagraphs"}
 # Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
-PROFILED = {"aot_eager", "inductor", "cudagraphs_backend", "ours", "ours_cudagraphs",
-            "ours_regions_cudagraphs", "ours_layers", "ours_layers_cudagraphs", "ours_model_cudagraphs"}
+PROFILED = {"aot_eager", "inductor", "ours_cudagraphs", "ours_regions_cudagraphs",
+            "ours_layers_cudagraphs", "ours_model_cudagraphs"}
 # The device: "cuda" for measurements; GPU_MODELS_DEVICE=cpu (with --tiny) smoke-tests the harness.
 DEVICE = os.environ.get("GPU_MODELS_DEVICE", "cuda")
 MODELS = ("llama", "resnet")

@@ -1,32 +1,56 @@
 #!/usr/bin/env bash
-# Everything issue #13 measures on the GPU, in one device call of under 10 minutes, on a machine
-# with two GPUs: llama (then the flex-attention example) on GPU 0, resnet18 on GPU 1, the guard
-# tests on torch 2.11 beside them. Results and logs go to $OUT (8 files at most come back).
-#   bash bench/gpu_session.sh            (GPU_BENCH_COMMIT names the code; OUT the result folder)
+# Everything issue #13 measures on the GPU in one device call of under 10 minutes: llama, resnet18,
+# the flex-attention example, the guard tests on this torch. Two GPUs: llama on GPU 0 beside the
+# rest on GPU 1. One GPU: one after the other, each part given a share of the time (a part that
+# runs out of time records what it did not run). Results and logs go to $OUT (8 files come back).
+#   GPU_BENCH_COMMIT=<commit> OUT=<folder> bash bench/gpu_session.sh
+#   PARTS="models flex tests" LLAMA_VARIANTS=... RESNET_VARIANTS=... choose what runs.
 # backend="lite" is an entry point: the package must be installed (or its dist-info on the path).
 set -u
 OUT=${OUT:-/tmp/gpu_session}
 mkdir -p "$OUT"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 PYTHONUNBUFFERED=1
-# Two benchmark streams share the host's cores: cap each process's Inductor compile workers.
-export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-12}
+PARTS=${PARTS:-"models flex tests"}
 LLAMA_VARIANTS=${LLAMA_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,ours_regions_cudagraphs,cudagraphs_backend,upstream_lite,eager,ours_layers,ours_regions,ours_model_cudagraphs}
 RESNET_VARIANTS=${RESNET_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,cudagraphs_backend,eager,upstream_lite,ours_layers,ours_model_cudagraphs}
-{ nvidia-smi -L; nproc; python3 -c "import torch, transformers, torchvision, triton; print(torch.__version__, transformers.__version__, torchvision.__version__, triton.__version__, torch.cuda.device_count()); print('lite' in torch._dynamo.list_backends())"; } > "$OUT/env.txt" 2>&1
+GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
+{ nvidia-smi -L; nproc; python3 -c "import torch, transformers, torchvision, triton; print(torch.__version__, transformers.__version__, torchvision.__version__, triton.__version__, torch.cuda.device_count()); print('lite backend:', 'lite' in torch._dynamo.list_backends())"; } > "$OUT/env.txt" 2>&1
 
-# Stream 1 (GPU 0): llama. Stream 2 (GPU 1): resnet18, the flex-attention example, then the guard
-# tests on this torch (last: their small CUDA graphs would disturb the timings).
-( CUDA_VISIBLE_DEVICES=0 timeout 560 python3 bench/gpu_models.py --models llama --variants "$LLAMA_VARIANTS" \
-    --profile --deadline 450 --json "$OUT/gpu_models_llama.json" > "$OUT/llama.log" 2>&1 ) &
-( CUDA_VISIBLE_DEVICES=1 timeout 400 python3 bench/gpu_models.py --models resnet --variants "$RESNET_VARIANTS" \
-    --profile --deadline 300 --json "$OUT/gpu_models_resnet.json" > "$OUT/resnet.log" 2>&1
-  CUDA_VISIBLE_DEVICES=1 timeout $((500 - SECONDS)) python3 bench/gpu_flex_attention.py \
-    --timeout 90 --json "$OUT/gpu_flex_attention.json" > "$OUT/flex.log" 2>&1
-  # TESTS_TREE: run the tests on another checkout (e.g. the working tree, when the benchmark
-  # runs on a clean snapshot of a commit).
-  cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD" CUDA_VISIBLE_DEVICES=1 \
-    timeout $((570 - SECONDS)) python3 -m pytest -q -n 6 tests/test_guard_registry.py \
-    tests/test_guard_mutations.py tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py \
-    -p no:cacheprovider > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" ) &
-wait
-echo "session done after $SECONDS s"
+left() { echo $(( $1 - SECONDS )); }  # seconds from now to the session's second $1
+
+models() {  # $1 model, $2 variants, $3 GPU, $4 last second to start a variant, $5 last second
+  [ "$(left "$4")" -gt 20 ] || { echo "$1: no time left" >> "$OUT/$1.log"; return; }
+  CUDA_VISIBLE_DEVICES=$3 timeout "$(left "$5")" python3 bench/gpu_models.py --models "$1" --variants "$2" \
+    --profile --deadline "$(left "$4")" --json "$OUT/gpu_models_$1.json" > "$OUT/$1.log" 2>&1
+}
+flex() {  # $1 GPU, $2 last second
+  [ "$(left "$2")" -gt 30 ] || return
+  [[ " $PARTS " == *" flex "* ]] || return
+  CUDA_VISIBLE_DEVICES=$1 timeout "$(left "$2")" python3 bench/gpu_flex_attention.py --timeout 90 \
+    --json "$OUT/gpu_flex_attention.json" > "$OUT/flex.log" 2>&1
+}
+tests() {  # $1 GPU, $2 last second. TESTS_TREE: another checkout (the working tree, when the
+  # benchmark runs on a clean snapshot of a commit); EXTRA_SITE: what that tree needs on the path.
+  [ "$(left "$2")" -gt 30 ] || return
+  [[ " $PARTS " == *" tests "* ]] || return
+  ( cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD" CUDA_VISIBLE_DEVICES=$1 \
+    timeout "$(left "$2")" python3 -m pytest -q -n 6 tests/test_guard_registry.py tests/test_guard_mutations.py \
+    tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py -p no:cacheprovider \
+    > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" )
+}
+run_models=$([[ " $PARTS " == *" models "* ]] && echo 1 || echo 0)
+if [ "$GPUS" -ge 2 ]; then
+  # GPU 0: llama. GPU 1: resnet18, flex, then the tests (last: their small CUDA graphs would
+  # disturb the timings).
+  ( [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 450 560 ) &
+  ( [ "$run_models" = 1 ] && models resnet "$RESNET_VARIANTS" 1 300 400; flex 1 500; tests 1 570 ) &
+  wait
+else
+  if [ "$run_models" = 1 ]; then
+    models llama "$LLAMA_VARIANTS" 0 ${LLAMA_START_BY:-250} ${LLAMA_END_BY:-330}
+    models resnet "$RESNET_VARIANTS" 0 ${RESNET_START_BY:-420} ${RESNET_END_BY:-470}
+  fi
+  flex 0 ${FLEX_END_BY:-565}
+  tests 0 570
+fi
+echo "session done after $SECONDS s ($GPUS GPUs)"
