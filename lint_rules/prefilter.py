@@ -163,6 +163,12 @@ class Scan:
     def star(self) -> bool:
         return _STAR.search(self.data) is not None
 
+    def holds_all(self, names: Iterable[bytes]) -> bool:
+        names = list(names)
+        if self._words is None and self.plain and not all(name in self.data for name in names):
+            return False  # one is not even a substring
+        return all(name in self.words for name in names)
+
     def holds(self, names: Iterable[bytes]) -> bool:
         names = names if isinstance(names, (set, frozenset)) else frozenset(names)
         if self._words is None and len(names) <= 64 and self.plain \
@@ -390,7 +396,7 @@ class LazyNames(set):
             return False
         words = pieces(name)
         for number, scan in enumerate(self._skipped):
-            if all(word in scan.words for word in words) and (
+            if scan.holds_all(words) and (
                     self._needs is None or self._needs(scan, name)):
                 if number not in self._extracted:
                     self._extracted[number] = set(self._extract(scan))
