@@ -128,6 +128,10 @@ def _holder(obj: Any, frame: Any) -> tuple[str, str]:
             for attr, value in getattr(owner, "__dict__", {}).items():
                 if _holds(value, obj):
                     return f"{qualname.rsplit('.', 1)[0]}.{attr}", module
+            for klass in type(owner).__mro__:  # a class attribute: named by the class defining it
+                for attr, value in vars(klass).items():
+                    if _holds(value, obj):
+                        return f"{klass.__qualname__}.{attr}", module
         for name, value in frame.f_globals.items():
             if _holds(value, obj) and not name.startswith("__"):
                 return name, module

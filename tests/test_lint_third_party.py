@@ -143,6 +143,8 @@ from torch._inductor.pattern_matcher import PatternMatcherPass
 
 
 class CosFusion(CustomGraphPass):
+    shared = PatternMatcherPass()  # a class attribute: CosFusion.shared
+
     def __init__(self):
         self.named = PatternMatcherPass(pass_name="remove_noop_ops")  # a torch pass's name
         self.unnamed = PatternMatcherPass()
@@ -150,6 +152,7 @@ class CosFusion(CustomGraphPass):
     def __call__(self, graph):
         self.named.apply(graph)
         self.unnamed.apply(graph)
+        self.shared.apply(graph)
         for extra in EXTRA:  # held by a module-level list: named by the list, not the loop
             extra.apply(graph)
 
@@ -160,8 +163,9 @@ class CosFusion(CustomGraphPass):
 EXTRA = [PatternMatcherPass()]
 PASS = CosFusion()
 '''
-E2E_NAMES = ["acme_e2e_passes:CosFusion", "acme_e2e_passes:CosFusion.unnamed",
-             "acme_e2e_passes:EXTRA", "acme_e2e_passes:remove_noop_ops"]
+E2E_NAMES = ["acme_e2e_passes:CosFusion", "acme_e2e_passes:CosFusion.shared",
+             "acme_e2e_passes:CosFusion.unnamed", "acme_e2e_passes:EXTRA",
+             "acme_e2e_passes:remove_noop_ops"]
 
 
 def _region_fn(x):

@@ -384,8 +384,8 @@ class _Check:
                 return
             name = spellings[-1] if function else spellings[0]
         else:
-            if target.startswith(("self.", "cls.")) and site["class"]:
-                owner = f"{site['class']}.{var}"
+            if site["class"] and (target.startswith(("self.", "cls.")) or not site["scope"]):
+                owner = f"{site['class']}.{var}"  # self.x = ..., or x = ... in the class body
             elif site["scope"]:
                 owner = f"{site['scope']}.{var}" if var else site["scope"]
             else:
