@@ -9,8 +9,16 @@ Three structures make something a pass, and the registry supplies the vocabulary
 * a value installed into a custom-pass hook (a ``kind = "custom_hook"`` entry's ``hook`` key)
   by any form: attribute, item, ``setattr``, ``config.patch``, a dict, ``options=``, a list.
 
+Outside torch, one more by effect: a concrete class whose ``__call__`` takes exactly one FX
+graph (annotated so, or used so, itself or in the method it hands the graph to), whatever its
+base: vllm-ascend's passes derive from a vLLM class the linted tree does not hold, managers
+have no base at all. A pass class whose pattern-pass name only its subclasses supply
+(``super().__init__(config, "name")``) is a template: its subclasses are the passes.
+
 Each is named by the identity the runtime guard checks: torch's own name inside torch,
-``module:qualname`` anywhere else (for an instance, its class).
+``module:qualname`` anywhere else (for an instance, its class); an observer or pattern pass
+outside torch is ``module:name`` (or ``module:variable`` when unnamed), ``module`` being the
+code that builds and applies it (lite_compiler.custom_passes.applied_identity computes the same).
 """
 
 from __future__ import annotations
