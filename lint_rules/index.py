@@ -9,8 +9,9 @@ Two halves, so the expensive half is cached per file and runs in worker processe
   the calls made inside registered pipeline roots.
 * ``Index`` joins the summaries of the whole tree and resolves names across files: aliases,
   ``from .. import``, re-exports through ``__init__``, variables, ``self.attr``, module constants,
-  loop variables over constant lists. Class ancestry is resolved through all of it, and through
-  the installed packages that define the registry's base classes (read, never imported).
+  loop variables over constant lists. Class ancestry is resolved through all of it, through
+  the installed packages that define the registry's base classes, and through the modules of a
+  linted package that are on disk outside the linted paths (all read, never imported).
 
 Why ``ast`` and not libcst for the index: every file of the tree needs a summary (a pass's base
 class may live in a file that mentions no pass at all), and on this machine libcst parses about
