@@ -371,9 +371,24 @@ def stub_summary(number: int, module: str, package: bool, scan: Scan, demand: De
     have answered otherwise mark file ``number`` in ``demand``."""
     stub = _StubFile(number, scan, demand)
     names = _Probe(stub)  # classes, imports, calls, returns, alternatives: all keyed by names
-    return {"module": module, "package": package, "imports": names, "stars": _StarProbe(stub),
-            "classes": names, "assigns": _Probe(stub, nested=True), "sites": [], "calls": names,
-            "returns": names, "alternatives": names, "suppress": {}}
+    return _Stub(stub, {"module": module, "package": package, "imports": names,
+                        "stars": _StarProbe(stub), "classes": names,
+                        "assigns": _Probe(stub, nested=True), "sites": [], "calls": names,
+                        "returns": names, "alternatives": names, "suppress": {}})
+
+
+class _Stub(dict):
+    """A stub summary; a field the index reads that a stub does not list (one added to the
+    summary since) is an empty probe too, never a KeyError."""
+
+    __slots__ = ("_file",)
+
+    def __init__(self, stub: _StubFile, fields: dict) -> None:
+        super().__init__(fields)
+        self._file = stub
+
+    def __missing__(self, key: str) -> "_Probe":
+        return _Probe(self._file)
 
 
 # ---- facts of files not parsed, found when asked for -----------------------------------------
