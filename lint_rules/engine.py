@@ -212,10 +212,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
     errors: list[str] = []
     for path in paths:
         if path.is_dir():
-            for root, dirs, names in os.walk(path, onerror=lambda e: errors.append(
-                    f"{e.filename}: cannot read directory: {e.strerror}")):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-                files += [Path(root) / n for n in sorted(names) if n.endswith(".py")]
+            files += _walk(path, errors)
         elif path.exists() or path.is_symlink():  # a FIFO or device given by name: LG900 below
             files.append(path)
         else:
@@ -223,6 +220,34 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
     if exclude:
         files = [f for f in files if not any(_excluded(f, pattern) for pattern in exclude)]
     return list(dict.fromkeys(files)), errors
+
+
+def _walk(top: Path, errors: list[str]) -> list[Path]:
+    """The ``.py`` files under ``top`` in ``os.walk``'s order (top-down, sorted, symlinked
+    directories listed but not entered), without its recursion: a tree 3,000 directories deep
+    raised RecursionError there."""
+    files: list[Path] = []
+    stack = [os.fspath(top)]
+    while stack:
+        root = stack.pop()
+        try:
+            with os.scandir(root) as scan:
+                entries = list(scan)
+        except OSError as exc:
+            errors.append(f"{exc.filename or root}: cannot read directory: {exc.strerror or exc}")
+            continue
+        dirs, names = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # follows a symlink, as os.walk classifies
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else names).append(entry)
+        files += [Path(root) / n for n in sorted(e.name for e in names) if n.endswith(".py")]
+        entered = sorted((e for e in dirs if e.name != "__pycache__" and not e.name.startswith(".")),
+                         key=lambda e: e.name)
+        stack += [e.path for e in reversed(entered) if not e.is_symlink()]
+    return files
 
 
 def _excluded(path: Path, pattern: str) -> bool:

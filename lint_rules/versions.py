@@ -13,6 +13,7 @@ suggested range never carries a local or pre-release part (``<2.12.0``, never ``
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -56,11 +57,43 @@ def _valid(text: str) -> str | None:
 
 def torch_root_of(path: Path) -> Path | None:
     """The ``torch`` package directory a file or directory belongs to, if any."""
-    path = path.resolve()
-    for candidate in (path, *path.parents):
-        if candidate.name == "torch":
-            return candidate
+    parts = _resolved(path).parts
+    for end in range(len(parts), 0, -1):  # nearest first (not path.parents: one Path per level)
+        if parts[end - 1] == "torch":
+            return Path(*parts[:end])
     return None
+
+
+_REAL: dict[str, str] = {}  # directory -> its real path (memo)
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, with one lstat per directory not seen before: resolve() walks every
+    component, so a tree 1,400 package directories deep cost a million lstat calls (80 s)."""
+    text = os.path.abspath(path)
+    if ".." in Path(os.fspath(path)).parts:
+        return path.resolve()  # ".." after a symlink: only realpath gets it right
+    if len(_REAL) > 65536:
+        _REAL.clear()
+    parent, name = os.path.split(text)
+    joined = os.path.join(_real_directory(parent), name) if name else _real_directory(text)
+    return Path(os.path.realpath(joined) if os.path.islink(joined) else joined)
+
+
+def _real_directory(directory: str) -> str:
+    chain = []
+    current = directory
+    while current not in _REAL:
+        parent, name = os.path.split(current)
+        if not name or parent == current:
+            _REAL[current] = current
+            break
+        chain.append((current, parent, name))
+        current = parent
+    for current, parent, name in reversed(chain):  # down again: each from its parent
+        joined = os.path.join(_REAL[parent], name)
+        _REAL[current] = os.path.realpath(joined) if os.path.islink(joined) else joined
+    return _REAL[directory]
 
 
 def version_of_torch_dir(root: Path) -> str | None:
