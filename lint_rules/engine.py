@@ -504,7 +504,7 @@ class _Rounds:
                 entry = self.entries[number]
                 # Only a file that holds a trigger word can bind a name to one (a class that
                 # defines __call__ is one by itself).
-                if self._scan(entry).holds(grown) or b"__call__" in self._scan(entry).words:
+                if self._scan(entry).holds(grown) or self._scan(entry).holds((b"__call__",)):
                     for names, mentions in self._bindings(number, entry):
                         if not mentions.isdisjoint(grown):
                             grow(names)
