@@ -40,6 +40,7 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import importlib.util
 import os
@@ -52,6 +53,7 @@ from lite_guard.identity import pass_identity, qualified_name
 
 SUMMARY_VERSION = 10  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
+MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 _SUPPRESS_MARK = re.compile(r"#.*(lite-guard|noqa)", re.I)
 
 
@@ -132,18 +134,41 @@ def _custom_hooks(registry: Any) -> list:
 
 # ---- module names ----------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=4096)
+_PACKAGES: dict[str, tuple[str, ...]] = {}  # directory -> its dotted package (memo)
+
+
 def _package_of(directory: str) -> tuple[str, ...]:
     """The dotted package a directory is: its parents count while they hold ``__init__.py``;
     a directory without one inside such a package is a namespace portion (PEP 420), as
-    ``sglang/srt/`` is: Python imports ``sglang.srt.compilation.x`` from it, so that is its name."""
-    parent, name = os.path.split(directory)
-    if not name or parent == directory:
-        return ()
-    if os.path.isfile(os.path.join(directory, "__init__.py")):
-        return (*_package_of(parent), name)
-    above = _package_of(parent) if name.isidentifier() else ()
-    return (*above, name) if above else ()
+    ``sglang/srt/`` is: Python imports ``sglang.srt.compilation.x`` from it, so that is its name.
+    Up the directories first, then down (no recursion: a tree 3,000 directories deep)."""
+    chain: list[tuple[str, str, bool | None]] = []  # (directory, name, has __init__.py; None: top)
+    result: tuple[str, ...] = ()
+    current = directory
+    while True:
+        if current in _PACKAGES:
+            result = _PACKAGES[current]
+            break
+        parent, name = os.path.split(current)
+        if not name or parent == current:
+            break
+        has_init = os.path.isfile(os.path.join(current, "__init__.py"))
+        if not has_init and not name.isidentifier():
+            chain.append((current, name, None))  # not a package, whatever is above it
+            break
+        chain.append((current, name, has_init))
+        current = parent
+    if len(_PACKAGES) > 65536:
+        _PACKAGES.clear()
+    for current, name, has_init in reversed(chain):
+        if has_init is None:
+            result = ()
+        elif has_init:
+            result = (*result, name)
+        else:
+            result = (*result, name) if result else ()
+        _PACKAGES[current] = result
+    return result
 
 
 def module_name(path: str | PurePath, on_disk: bool | None = None) -> str:
@@ -948,6 +973,9 @@ class Index:
         self._allow_external = external
         self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
         self._pass_bases: dict[tuple[str, str, str], str | None] = {}
+        self._base_pairs: dict[tuple[str, str], list[tuple[Ref, list]]] = {}
+        self.too_deep: dict[str, str] = {}  # module -> first class whose ancestry was cut
+        self.cut: set[tuple[str, str]] = set()  # classes whose ancestry was cut there
         self._lookups: dict[tuple[str, str], Ref] = {}
         self._children: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         # Where the linted packages live on disk, by top-level package: linting vllm/compilation/
@@ -1112,6 +1140,12 @@ class Index:
     def base_pairs(self, module: str, qualname: str) -> list[tuple[Ref, list]]:
         """(what each base resolves to, the base as written); a base imported in two ways
         (``try``/``except ImportError``, ``if``/``else``) gives one pair per way."""
+        key = (module, qualname)
+        if key not in self._base_pairs:
+            self._base_pairs[key] = self._find_base_pairs(module, qualname)
+        return self._base_pairs[key]
+
+    def _find_base_pairs(self, module: str, qualname: str) -> list[tuple[Ref, list]]:
         klass = self.class_info(module, qualname)
         if klass is None:
             return []
@@ -1153,16 +1187,55 @@ class Index:
         """(resolved ancestors, nearest first; names of bases that could not be resolved)."""
         key = (module, qualname)
         if key not in self._ancestors:
-            self._ancestors[key] = self._find_ancestors(module, qualname)
+            # Up a chain of single bases first, then down it: each class extends its base's
+            # answer (a chain of 50,000 classes, in any order, costs one step per class).
+            chain, members = [key], {key}
+            while True:
+                pairs = self.base_pairs(*chain[-1])
+                if len(pairs) != 1 or pairs[0][0][0] != "class":
+                    break
+                above = (pairs[0][0][1], pairs[0][0][2])
+                if above in self._ancestors or above in members:
+                    break
+                chain.append(above)
+                members.add(above)
+            for link in reversed(chain):
+                self._ancestors[link] = self._find_ancestors(*link)
         return self._ancestors[key]
 
+    def ancestry_cut(self, module: str, qualname: str) -> bool:
+        """Was this class's ancestry too deep to read whole (``MAX_ANCESTORS``)?"""
+        self.ancestors(module, qualname)
+        return (module, qualname) in self.cut
+
     def _find_ancestors(self, module: str, qualname: str) -> tuple[list[Ref], list[str]]:
+        pairs = self.base_pairs(module, qualname)
+        if len(pairs) == 1 and pairs[0][0][0] == "class":
+            # One base whose ancestry is known: the breadth-first walk from here would visit
+            # that base, then exactly what the walk from it visited (unless we are in it: a cycle).
+            base = pairs[0][0]
+            known = self._ancestors.get((base[1], base[2]))
+            if known is not None and ("class", module, qualname) not in known[0]:
+                found, unresolved = [base, *known[0][:MAX_ANCESTORS - 1]], list(known[1])
+                if (base[1], base[2]) in self.cut or len(known[0]) >= MAX_ANCESTORS:
+                    if (base[1], base[2]) not in self.cut:
+                        unresolved.append(f"{base[2]} (more than {MAX_ANCESTORS} ancestors)")
+                    self.too_deep.setdefault(module, qualname)
+                    self.cut.add((module, qualname))
+                return found, unresolved
         found: list[Ref] = []
         unresolved: list[str] = []
         seen = {(module, qualname)}
-        stack = [(module, qualname)]
+        stack = collections.deque([(module, qualname)])
         while stack:
-            mod, qual = stack.pop(0)
+            mod, qual = stack.popleft()
+            if len(seen) > MAX_ANCESTORS:
+                # A hierarchy no program has (a hostile file: 5,000 classes in a chain would
+                # cost a quadratic walk): read no further, and say so (LG001 reports it LG900).
+                unresolved.append(f"{qual} (more than {MAX_ANCESTORS} ancestors)")
+                self.too_deep.setdefault(module, qualname)
+                self.cut.add((module, qualname))
+                break
             klass = self.class_info(mod, qual)
             if klass is None:
                 continue
@@ -1198,15 +1271,13 @@ class Index:
         key = (module, qualname, role)
         if key in self._pass_bases:
             return self._pass_bases[key]
-        self._pass_bases[key] = None  # a cycle of classes ends here
-        found = self.base_entry(("class", module, qualname), role)
-        if found is None:
-            for base in self.bases(module, qualname):
-                found = self.base_entry(base, role)
-                if found is None and base[0] == "class":
-                    found = self.pass_base(base[1], base[2], role)
-                if found is not None:
-                    break
+        # Nearest ancestor first, over the ancestry ``ancestors`` reads (no recursion: a base
+        # chain thousands of classes long, in any order, is hostile input, not a crash).
+        found = None
+        for ref in [("class", module, qualname), *self.ancestors(module, qualname)[0]]:
+            found = self.base_entry(ref, role)
+            if found is not None:
+                break
         self._pass_bases[key] = found
         return found
 
@@ -1508,14 +1579,40 @@ def _external_summary(path: str, module: str, package: bool, vocab: Vocabulary,
     except OSError:
         return None
     if key not in _EXTERNAL:
-        try:
-            # Light for installed modules: never reported on, only resolved through. A sibling of
-            # the linted files is read whole: its constructors may name the tree's passes.
-            _EXTERNAL[key] = summarize(Path(path).read_bytes(), module, package, vocab,
-                                       light=light)
-        except (OSError, SyntaxError, ValueError, RecursionError):
-            _EXTERNAL[key] = None
+        _EXTERNAL[key] = _read_external(path, module, package, vocab, light)
     return _EXTERNAL[key]
+
+
+_IN_PROCESS_BYTES = 256 << 10  # a larger module read from outside the tree is read in a worker
+
+
+def _read_external(path: str, module: str, package: bool, vocab: Vocabulary,
+                   light: bool) -> dict | None:
+    """A module outside the linted paths is as untrusted as the linted files and gets the same
+    limits (lint_rules.isolation): only a regular file, within the size limit; a large one is
+    summarized in a worker under the time and memory budget. None when it cannot be read: the
+    names resolved through it stay unresolved, and are reported so."""
+    from lint_rules import isolation
+    from lint_rules.findings import FileResult
+
+    limits = isolation.limits_in_force()
+    try:
+        data = isolation.read_regular(path, limits.max_bytes)
+    except isolation.Unreadable:
+        return None
+
+    def read(_path: str, data: bytes, _version: str | None) -> "FileResult":
+        # Light for installed modules: never reported on, only resolved through. A sibling of
+        # the linted files is read whole: its constructors may name the tree's passes.
+        try:
+            return FileResult([], summary=summarize(data, module, package, vocab, light=light))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return FileResult([])
+
+    if len(data) <= _IN_PROCESS_BYTES:
+        return read(path, data, None).summary
+    (result,) = isolation.run_isolated([(path, data, None)], read, jobs=1, limits=limits)
+    return result.summary
 
 
 __all__ = ["Index", "Unresolved", "Vocabulary", "module_name", "summarize", "qualified_name",

@@ -29,7 +29,7 @@ from typing import Any
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
-from lint_rules.index import Index, Unresolved, Vocabulary, real_module, text_of
+from lint_rules.index import MAX_ANCESTORS, Index, Unresolved, Vocabulary, real_module, text_of
 from lint_rules.rule import IndexRule
 from lite_guard.hints import one_line, pass_hint
 from lite_guard.identity import is_qualified, is_torch_module, qualified_name
@@ -209,6 +209,7 @@ class _Check:
                 if site["t"] == "ctor":
                     self._constructor(module, site, outside=True)
         self._ask_for_subclasses_of_siblings()
+        self._too_deep()
         # vLLM's VllmFusionPatternMatcherPass(config, pass_name): never a pass of its own.
         self.findings = [f for f in self.findings
                          if not (f.name in self.templates and f.name in self.classes)]
@@ -228,11 +229,25 @@ class _Check:
                 for tree_summary in index.modules.values():
                     qualname in tree_summary["classes"]  # noqa: B015 (the question is the point)
 
+    def _too_deep(self) -> None:
+        """A class hierarchy deeper than the index reads (``MAX_ANCESTORS``: only hostile input
+        has one) is one LG900 per file, at its first such class: not checked, never skipped."""
+        for module, qualname in self.index.too_deep.items():
+            if module not in self.index.paths:
+                continue  # a module read from outside the linted paths: never reported on
+            klass = self.index.class_info(module, qualname) or {}
+            self.findings.append(Finding(
+                self.index.paths[module], klass.get("line", 1), klass.get("col", 1), "LG900",
+                f"class '{qualname}' has more than {MAX_ANCESTORS} ancestors; its hierarchy was"
+                " not read further, so it and its subclasses were not checked (shorten the chain)"))
+
     # ---- pass classes --------------------------------------------------------------------
     def _classes(self, module: str, summary: dict) -> None:
         index = self.index
         torch = is_torch_module(real_module(module))
         for qualname, klass in summary["classes"].items():
+            if klass["bases"] and index.ancestry_cut(module, qualname):
+                continue  # its hierarchy is too deep to read: one LG900 for the file (_too_deep)
             if not torch and ("graph_call" in klass or klass["bases"]):
                 self._graph_callable(module, qualname, klass)
             if not klass["bases"]:
