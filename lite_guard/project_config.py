@@ -42,6 +42,9 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise toml_error(pyproject, exc, text) from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise RegistryError(pyproject, 1, "malformed TOML: arrays or inline tables nested too deeply"
+                            " for the TOML parser; flatten them") from None
     lines = text.splitlines()
     tool = data.get("tool", {})
     section = tool.get("lite_guard", {}) if isinstance(tool, dict) else None

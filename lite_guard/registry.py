@@ -434,6 +434,9 @@ def parse_registry_file(path: Path) -> ParsedFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise toml_error(path, exc, text) from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise RegistryError(path, 1, "malformed TOML: arrays or inline tables nested too deeply"
+                            " for the TOML parser; flatten them") from None
 
     text_lines = text.splitlines()  # split once; every line lookup below shares it
     lines = _entry_lines(text_lines)
