@@ -21,7 +21,7 @@ Variants (one process each):
 * ``ours``: ``import lite_compiler`` then ``torch.compile(model, backend="lite")``;
 * ``ours_entry_point``: ``torch.compile(model, backend="lite")`` with no import: Dynamo loads our
   backend through its ``torch_dynamo_backends`` entry point inside the first call;
-* ``ours_cold_registry``: ``ours`` with ``LITE_GUARD_CACHE_DIR`` also pointed at a new empty
+* ``ours_cold_registry``: ``ours`` with ``LITE_GUARD_CACHE_DIR`` pointed at a new empty
   directory, so the registry is parsed and validated from its TOML files (see
   docs/first-call.md: the validated registry is cached per user, authenticated, like the lint
   cache; after the first process on a machine every process reads it);
@@ -32,6 +32,10 @@ from their environment), and one uncounted warm-up process per variant runs firs
 modules come precompiled with the wheel and pip compiles an installed lite-guard's modules at
 install time; without this the editable checkout's ~25 modules would be compiled from source
 in every process (about 40 ms on this machine), a cost no installed package pays.
+
+The other variants of ours use one registry cache directory of the run's own, filled by the
+warm-up (in the user cache, other sessions' processes on the shared machine could push the
+entry out).
 
 Samples are interleaved (round r runs every variant of every model once, in an order rotated
 each round) so a load spike on the shared machine hits all variants alike; the load average is
@@ -142,8 +146,8 @@ def measure_import(repeats: int, log) -> dict:
                 if how.get("no_bytecode"):
                     env["FIRST_CALL_SOURCE"] = str(source)
                     env["PYTHONDONTWRITEBYTECODE"] = "1"
-                if how.get("cold_registry"):
-                    env["LITE_GUARD_CACHE_DIR"] = str(Path(tmp) / f"lg-{rnd}")
+                env["LITE_GUARD_CACHE_DIR"] = str(Path(tmp) / (f"lg-{rnd}" if how.get("cold_registry")
+                                                                else "lite-guard-cache"))
                 run = subprocess.run([sys.executable, __file__, "--worker-import"], capture_output=True,
                                      text=True, env=env, cwd=REPO)
                 if run.returncode != 0 or rnd < 0:
@@ -166,8 +170,10 @@ def _spawn(variant: str, model: str, tmp: Path, sample: int) -> dict:
     env = {**env, "TORCHINDUCTOR_CACHE_DIR": str(fresh / "inductor"),
            "TRITON_CACHE_DIR": str(fresh / "triton"), "OMP_NUM_THREADS": "1",
            "TORCHINDUCTOR_COMPILE_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    if variant == "ours_cold_registry":
-        env["LITE_GUARD_CACHE_DIR"] = str(fresh / "lite-guard")
+    # The run's own registry cache, filled by the warm-up (other sessions' processes on the
+    # shared machine write entries to the user cache too); empty for ours_cold_registry.
+    env["LITE_GUARD_CACHE_DIR"] = str(fresh / "lite-guard") if variant == "ours_cold_registry" \
+        else str(tmp / "lite-guard-cache")
     load = os.getloadavg()[0]
     run = subprocess.run([sys.executable, __file__, "--worker", variant, model],
                          capture_output=True, text=True, env=env, cwd=REPO)

@@ -42,7 +42,10 @@ LAYOUT = "registry-v1"
 SECRET_NAME = "secret.key"
 _SECRET_BYTES = 32
 _MAC_BYTES = 32
-_KEEP = 8  # entries kept; older ones (registries since edited) are removed when one is written
+# Entries kept, by last use (a hit touches its entry): every edit of a registry file, and every
+# test run with registries of its own, makes a new one; the ones in use must not be pushed out.
+_KEEP = 64
+_KEEP_DAYS = 7  # an entry nobody has read for this long is removed whatever the count
 _MAX_ENTRY_BYTES = 64 << 20
 
 
@@ -269,7 +272,13 @@ class _Store:
             found = _Unpickler(io.BytesIO(payload)).load()
         except Exception:  # an entry of ours that still fails to load: parse again
             return None
-        return found if isinstance(found, Registry) else None
+        if not isinstance(found, Registry):
+            return None
+        try:
+            os.utime(f"{key}.pickle", dir_fd=self.dir_fd, follow_symlinks=False)  # last use
+        except (OSError, NotImplementedError):
+            pass
+        return found
 
     def put(self, key: str, reg: Registry) -> None:
         try:
@@ -292,12 +301,17 @@ class _Store:
         self._prune(keep=f"{key}.pickle")
 
     def _prune(self, keep: str) -> None:
-        """Keep the newest entries only: every registry edit makes a new one."""
+        """Keep the most recently used entries (the mtime is the last use), none unused for
+        _KEEP_DAYS."""
+        import time
+
         try:
             names = [n for n in os.listdir(self.dir_fd) if n.endswith(".pickle") and n != keep]
             dated = sorted(((os.stat(n, dir_fd=self.dir_fd, follow_symlinks=False).st_mtime, n)
                             for n in names), reverse=True)
-            for _, name in dated[_KEEP - 1:]:
-                os.unlink(name, dir_fd=self.dir_fd)
+            stale = time.time() - _KEEP_DAYS * 86400
+            for rank, (used, name) in enumerate(dated):
+                if rank >= _KEEP - 1 or used < stale:
+                    os.unlink(name, dir_fd=self.dir_fd)
         except OSError:
             pass

@@ -168,3 +168,26 @@ def test_switched_off_it_writes_nothing(cache_dir, tmp_path, monkeypatch):
     path.write_text(ENTRY.format(name="my_pass"))
     assert [p.name for p in registry_cache.cached_registry([path]).passes] == ["my_pass"]
     assert not cache_dir.exists()
+
+
+def test_an_entry_in_use_is_kept_when_newer_ones_push_the_count_over(cache_dir, tmp_path):
+    """Every registry edit makes a new entry; eviction is by last use, and a hit is a use."""
+    def registry_named(name):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(ENTRY.format(name=name))
+        return path
+
+    in_use = registry_named("in_use")
+    registry_cache.cached_registry([in_use])  # the oldest entry...
+    (entry,) = _entries(cache_dir)
+    edits = [registry_named(f"edit_{i}") for i in range(registry_cache._KEEP)]
+    for path in edits[:-2]:
+        registry_cache.cached_registry([path])
+    first_edit = set(_entries(cache_dir)) - {entry}
+    assert len(_entries(cache_dir)) == registry_cache._KEEP - 1
+    assert [p.name for p in registry_cache.cached_registry([in_use]).passes] == ["in_use"]  # ...used
+    registry_cache.cached_registry([edits[-2]])
+    registry_cache.cached_registry([edits[-1]])  # one over: the least recently used entry goes
+    left = set(_entries(cache_dir))
+    assert entry in left and len(left) == registry_cache._KEEP
+    assert len(first_edit - left) == 1  # edit_0's entry, the least recently used
