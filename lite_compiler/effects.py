@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 from torch.fx import Node as _Node
 
 from lite_compiler import guard
@@ -65,7 +66,12 @@ def _value_summary(val: Any) -> Any:
         return (str(dtype), tuple(str(s) for s in shape))
     if isinstance(val, (list, tuple)):
         return tuple(_value_summary(v) for v in val)
-    return type(val).__name__ if val is not None else None
+    # A number output's recorded value is the traced number or nothing: torch 2.11 drops it when
+    # Inductor re-propagates fake values in a region (max_q/max_k of cuDNN attention: int -> None),
+    # which changes nothing that runs. Numbers and None summarize alike.
+    if val is None or isinstance(val, (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return None
+    return type(val).__name__
 
 
 def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> str:

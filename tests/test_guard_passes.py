@@ -392,3 +392,21 @@ def test_region_pass_installed_on_a_joint_hook_is_a_clear_error(tmp_path, monkey
     with torch._inductor.config.patch(joint_custom_pre_pass=my_region_only_pass), \
             pytest.raises(lite_compiler.LiteConfigError, match="never runs inside regions"):
         compile_lite(_region_fn, fullgraph=True)(x)
+
+
+def test_a_number_output_losing_its_recorded_value_is_not_a_graph_change():
+    """torch 2.11's Inductor drops the recorded int outputs of cuDNN attention when it re-runs
+    fake propagation in a region (int -> None): nothing that runs changed, so the effect check
+    must not refuse it; a tensor output whose shape changed still is a change."""
+    from lite_compiler.effects import fingerprint, same
+
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    node = graph.call_function(torch.ops.aten.sin.default, (x,))
+    graph.output(node)
+    node.meta["val"] = (torch.empty(2, 3, device="meta"), 1024)
+    before = fingerprint(graph)
+    node.meta["val"] = (torch.empty(2, 3, device="meta"), None)
+    assert same(before, fingerprint(graph))
+    node.meta["val"] = (torch.empty(3, 2, device="meta"), None)
+    assert not same(before, fingerprint(graph))
