@@ -4,13 +4,14 @@
 # rest on GPU 1. One GPU: one after the other, each part given a share of the time (a part that
 # runs out of time records what it did not run). Results and logs go to $OUT (8 files come back).
 #   GPU_BENCH_COMMIT=<commit> OUT=<folder> bash bench/gpu_session.sh
-#   PARTS="models flex tests" LLAMA_VARIANTS=... RESNET_VARIANTS=... choose what runs.
+#   PARTS="breaks models flex tests" LLAMA_VARIANTS=... RESNET_VARIANTS=... choose what runs
+#   (MODELS="llama resnet" which models).
 # backend="lite" is an entry point: the package must be installed (or its dist-info on the path).
 set -u
 OUT=${OUT:-/tmp/gpu_session}
 mkdir -p "$OUT"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 PYTHONUNBUFFERED=1
-PARTS=${PARTS:-"models flex tests"}
+PARTS=${PARTS:-"breaks models flex tests"}
 LLAMA_VARIANTS=${LLAMA_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,ours_regions_cudagraphs,cudagraphs_backend,upstream_lite,eager,ours_layers,ours_regions,ours_model_cudagraphs}
 RESNET_VARIANTS=${RESNET_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,cudagraphs_backend,eager,upstream_lite,ours_layers,ours_model_cudagraphs}
 GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
@@ -38,17 +39,25 @@ tests() {  # $1 GPU, $2 last second. TESTS_TREE: another checkout (the working t
     tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py -p no:cacheprovider \
     > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" )
 }
+graph_breaks() {  # $1 GPU, $2 last second: does module_regions break the Dynamo graph here?
+  [[ " $PARTS " == *" breaks "* ]] || return
+  CUDA_VISIBLE_DEVICES=$1 timeout "$(left "$2")" python3 bench/gpu_graph_breaks.py \
+    --json "$OUT/gpu_graph_breaks.json" > "$OUT/breaks.log" 2>&1
+}
 run_models=$([[ " $PARTS " == *" models "* ]] && echo 1 || echo 0)
 if [ "$GPUS" -ge 2 ]; then
   # GPU 0: llama. GPU 1: resnet18, flex, then the tests (last: their small CUDA graphs would
   # disturb the timings).
-  ( [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 450 560 ) &
+  ( graph_breaks 0 60; [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 450 560 ) &
   ( [ "$run_models" = 1 ] && models resnet "$RESNET_VARIANTS" 1 300 400; flex 1 500; tests 1 570 ) &
   wait
 else
+  graph_breaks 0 ${BREAKS_END_BY:-60}
   if [ "$run_models" = 1 ]; then
-    models llama "$LLAMA_VARIANTS" 0 ${LLAMA_START_BY:-250} ${LLAMA_END_BY:-330}
-    models resnet "$RESNET_VARIANTS" 0 ${RESNET_START_BY:-420} ${RESNET_END_BY:-470}
+    [[ " ${MODELS:-llama resnet} " == *" llama "* ]] && \
+      models llama "$LLAMA_VARIANTS" 0 ${LLAMA_START_BY:-250} ${LLAMA_END_BY:-330}
+    [[ " ${MODELS:-llama resnet} " == *" resnet "* ]] && \
+      models resnet "$RESNET_VARIANTS" 0 ${RESNET_START_BY:-420} ${RESNET_END_BY:-470}
   fi
   flex 0 ${FLEX_END_BY:-565}
   tests 0 570
