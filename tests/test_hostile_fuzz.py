@@ -447,3 +447,38 @@ def test_generated_hostile_files_never_cost_the_sibling_finding(tmp_path_factory
     assert [(f.line, f.col, f.code, f.name) for f in real] == [(4, 7, "LG001", "real_pass:MyPass")]
     for finding in report.findings:
         assert finding.line >= 1 and finding.col >= 1 and "\n" not in finding.message
+
+
+# ---- pre-commit: file names are data, never options ---------------------------------------------
+
+def test_a_file_named_like_an_option_cannot_switch_the_files_hook_off(tmp_path):
+    """pre-commit appends file names to the hook's command line; an executable python script
+    named ``--format=lintrunner`` (pre-commit's ``types: [python]`` takes it by its shebang)
+    made ``check`` print lintrunner JSON and exit 0: the unregistered pass in the same commit
+    passed the hook. The hook now ends its options with ``--``."""
+    import shutil
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "real_pass.py").write_text(REAL_PASS)
+    sneaky = repo / "--format=lintrunner"
+    sneaky.write_text("#!/usr/bin/env python\nx = 1\n")
+    sneaky.chmod(0o755)
+    manifest = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text()
+    files_hook = next(h for h in manifest.split("\n- id:")[1:] if h.startswith(" lite-guard-files"))
+    entry = f"entry: {BIN / 'lite_guard'} check --no-project --registry {VOCABULARY}"
+    (repo / ".pre-commit-config.yaml").write_text(
+        "repos:\n  - repo: local\n    hooks:\n      - id:" + files_hook.replace("\n", "\n      ")
+        .replace("language: python", "language: system").replace("entry: lite_guard check", entry)
+        + "\n")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
+           "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    result = subprocess.run([str(BIN / "pre-commit"), "run", "--all-files"], cwd=repo,
+                            capture_output=True, text=True, timeout=BOUND, env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert REAL_FINDING.search(result.stdout), result.stdout
