@@ -861,7 +861,8 @@ def render(data: dict) -> str:
               + ", ".join(r["version"] for r, rec in zip(data["results"], recs)
                           if rec["found"] is False)
               for i, recs in forms.items() if any(rec["found"] is False for rec in recs)]
-    return f"""Command: `{data['command']}` (then `--render`), commit `{data['commit']}`, this 2-core machine.
+    return f"""Command: `{data['command']} --write` (runs, then renders this section), commit
+`{data['commit']}`, this 2-core machine.
 {data['injections']} injections and {data['controls']} controls, each applied alone to a fresh copy of
 torch's `_inductor` / `_functorch` / `fx/passes` tree of each release (the `checkout-2.13` tree has
 `version.txt` at its root and no `torch/version.py`), then `lite_guard check --no-project <tree>`.
