@@ -692,6 +692,61 @@ INJECTIONS: list[Injection] = [
           custom_joint_rewrite_fn: Optional[Callable] = None
           """, "activation_memory_budget = "),
        expect=["custom_joint_rewrite_fn"]),
+    # ---- written after the fixes above, as a check on forms not targeted --------------------
+    _i("unnamed_pass_object_from_new_module", "module-level unnamed PatternMatcherPass imported and applied",
+       _e("torch/_inductor/fx_passes/int8_mm.py", """
+          from ..pattern_matcher import PatternMatcherPass
+
+          INT8_MM_PASS = PatternMatcherPass()
+          """, where="new"),
+       _e(POST, """
+          from .int8_mm import INT8_MM_PASS
+
+          INT8_MM_PASS.apply(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=[("INT8_MM_PASS", "torch/_inductor/fx_passes/int8_mm.py")]),
+    _i("fourth_pass_pattern", "a fourth PatternMatcherPass in post_grad's pass_patterns list",
+       _e(POST, "PatternMatcherPass(),", "PatternMatcherPass(),", "pass_patterns = [", where="after"),
+       expect=[("pass_pattern_3", "pass_patterns")]),
+    _i("config_callable_list_loop", "a new list-of-callables key whose entries the root calls",
+       _e(CONFIG, "post_grad_extra_fns: list[Callable[[torch.fx.Graph], None]] = []",
+          "pattern_matcher = True"),
+       _e(POST, """
+          for extra_fn in config.post_grad_extra_fns:
+              extra_fn(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=["post_grad_extra_fns"]),
+    _i("config_nested_trace", "a key in the nested class trace",
+       _e(CONFIG, "log_rewrites: bool = False", "enabled = ", "class trace:"),
+       expect=["trace.log_rewrites"]),
+    _i("graph_module_pass_class", "CustomGraphModulePass subclass in a new fx_passes module",
+       _e("torch/_inductor/fx_passes/layout_fix.py", """
+          import torch
+          from torch._inductor.custom_graph_pass import CustomGraphModulePass
+
+
+          class LayoutFixPass(CustomGraphModulePass):
+              def __call__(self, gm: torch.fx.GraphModule) -> None:
+                  gm.recompile()
+
+              def uuid(self):
+                  return "layout_fix"
+          """, where="new"),
+       expect=["LayoutFixPass"]),
+    _i("absolute_import_joint_call", "absolute import of a new pass, called in joint_graph_passes",
+       _e("torch/_inductor/fx_passes/rng_dedupe.py", """
+          import torch
+
+
+          def dedupe_rng(gm: torch.fx.GraphModule) -> None:
+              pass
+          """, where="new"),
+       _e(JOINT, """
+          from torch._inductor.fx_passes.rng_dedupe import dedupe_rng
+
+          dedupe_rng(graph)
+          """, JG_AT, JG_ROOT),
+       expect=["dedupe_rng"]),
     # ---- controls: no new pass ---------------------------------------------------------------
     _i("control_helper_not_called", "a helper added to post_grad.py, called by no pipeline",
        _e(POST, """
