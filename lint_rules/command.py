@@ -41,6 +41,9 @@ def register(subparsers) -> None:
                         help="larger files are LG900, not read (default 2 MiB)")
     parser.add_argument("--file-timeout", type=_positive_float, default=None, metavar="SECONDS",
                         help="time budget of one file; a file over it is LG900 (default 30)")
+    parser.add_argument("--check-syntax", action="store_true",
+                        help="also parse the files that hold nothing the rules look for, so a"
+                             " syntax error anywhere is reported (LG900); slower cold")
     parser.add_argument("--no-cache", action="store_true",
                         help="neither read nor write the lint cache (LITE_GUARD_CACHE_DIR)")
     parser.add_argument("--torch-version", type=_torch_version, default=None, metavar="VERSION",
@@ -148,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
 
         cache = None if args.no_cache else Cache()  # an unsafe cache dir: one warning, no cache
         report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude, cache=cache,
-                            limits=_limits(args), torch_version=args.torch_version)
+                            limits=_limits(args), torch_version=args.torch_version,
+                            check_syntax=getattr(args, "check_syntax", False))
         if cache and cache.rejected:
             print("lite_guard check: note: the lint cache's record of this run failed verification"
                   " and was ignored; the files were linted again", file=sys.stderr)

@@ -32,6 +32,7 @@ _SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _FIRST_TWO_LINES = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)?([^\r\n]*)")
+_NESTED = "cannot parse: nested too deeply for Python's parser; the file was not checked"
 _VERSION = re.compile(r"__version__\s*=\s*['\"]([^'\"]+)['\"]")
 
 
@@ -109,7 +110,9 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
     try:
         source = decode(data)
     except (UnicodeDecodeError, LookupError) as exc:
-        return FileResult([Finding(path, 1, 1, UNCHECKABLE, f"cannot decode file: {exc}")], facts)
+        return FileResult([Finding(path, 1, 1, UNCHECKABLE, f"cannot decode file: {exc}; the file"
+                                   " was not checked (save it as UTF-8, or fix its coding cookie)")],
+                          facts)
     try:
         tree = ast.parse(source, filename=path)
         light = plan.index_triggers is None or plan.index_triggers.search(data) is None
@@ -120,7 +123,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
                           facts)
     except (RecursionError, MemoryError, ValueError):
-        return FileResult([Finding(path, 1, 1, UNCHECKABLE, "cannot parse: nested too deeply")],
+        return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)],
                           facts)
     rules = [rule for rule, _ in plan.file_rules] if parse else plan.file_rules_for(path, data)
     if not rules:
@@ -139,7 +142,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         return FileResult([Finding(path, exc.raw_line, exc.raw_column + 1, UNCHECKABLE, message)],
                           facts, parsed=True, summary=summary)
     except RecursionError:
-        return FileResult([Finding(path, 1, 1, UNCHECKABLE, "cannot parse: nested too deeply")],
+        return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)],
                           facts, parsed=True, summary=summary)
     context = FileContext(path, source, registry, torch_version, config_module=config_module,
                           facts=facts)
@@ -298,8 +301,10 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
                cache: Cache | None = None, exclude: tuple[str, ...] = (),
                tree_rules: bool | None = None,
                limits: isolation.Limits = isolation.DEFAULT_LIMITS,
-               torch_version: str | None = None) -> LintReport:
+               torch_version: str | None = None, check_syntax: bool = False) -> LintReport:
     """Lint files and trees. The tree-level rule (LG003) runs when every path is a directory.
+    ``check_syntax``: also give files the prefilter skips to CPython's parser, so a syntax
+    error anywhere is an LG900 (as with the prefilter off; most of a cold run's CPU).
 
     A run the cache has seen with no file changed since is answered from its record; otherwise
     unchanged files' results come from the cache, files the prefilter proves irrelevant are not
@@ -312,7 +317,8 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
         tree_rules = bool(paths) and all(p.is_dir() for p in paths)
     salt = "\0".join((__version__, registry.content_hash(), ruleset_hash(), str(SUMMARY_VERSION)))
     use_prefilter = prefilter.enabled()
-    run_key = _run_key(salt, paths, exclude, tree_rules, limits, torch_version, use_prefilter)
+    run_key = _run_key(salt, paths, exclude, tree_rules, limits, torch_version,
+                       f"{use_prefilter}/{check_syntax}")
     record = cache.load_run(run_key) if cache is not None and not report.errors else None
     if record is not None:
         findings = _unchanged_findings(record, files, salt, torch_version)
@@ -328,7 +334,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
     started = time.time_ns()
     entries = [_read(path, salt, limits, torch_version, pack["files"]) for path in files]
     run = _Rounds(entries, registry, prefilter.Prefilter(registry, plan_for(registry))
-                  if use_prefilter else None, jobs, limits)
+                  if use_prefilter else None, jobs, limits, check_syntax)
     found, names = run.index_findings()
     report.cached = sum(entry.cached for entry in entries)
     report.parsed = sum(entry.result.parsed for entry in entries)
@@ -409,7 +415,7 @@ class _Rounds:
 
     def __init__(self, entries: list[_Entry], registry: Registry,
                  prefilter_: "prefilter.Prefilter | None", jobs: int | None,
-                 limits: isolation.Limits) -> None:
+                 limits: isolation.Limits, check_syntax: bool = False) -> None:
         self.entries, self.registry, self.prefilter = entries, registry, prefilter_
         self.jobs, self.limits = jobs, limits
         self.triggers: frozenset[bytes] = prefilter_.seeds if prefilter_ else frozenset()
@@ -419,16 +425,19 @@ class _Rounds:
         if prefilter_ is None:
             self.wanted = {n for n, e in enumerate(entries) if e.data is not None}
             return
-        # Which new files must be parsed whatever the tree holds (seeded, or not compilable):
-        # checked in workers, many files a task; a batch that fails is parsed file by file.
+        # Which new files must be parsed whatever the tree holds: seeded (a few byte searches,
+        # done here), or, with check_syntax, refused by CPython's parser (in workers, many
+        # files a task; a batch that fails is parsed file by file).
         fresh = [n for n, e in enumerate(entries) if e.data is not None and e.result is None]
+
         def must_parse(batch: list[int]) -> list[bool]:
             # Workers are forked after every file was read: they find the bytes in memory,
             # so only the numbers travel.
-            return [prefilter_.must_parse(str(entries[n].path), entries[n].module, entries[n].data)
-                    for n in batch]
+            return [prefilter_.must_parse(str(entries[n].path), entries[n].module, entries[n].data,
+                                          check_syntax) for n in batch]
 
-        answers = isolation.run_batched(fresh, must_parse, jobs=jobs, limits=limits)
+        answers = isolation.run_batched(fresh, must_parse, jobs=jobs, limits=limits) \
+            if check_syntax else must_parse(fresh)
         for number, answer in zip(fresh, answers):
             entries[number].seeded = answer is not False
         self.wanted = {n for n, e in enumerate(entries) if e.data is not None
@@ -542,12 +551,12 @@ class _Rounds:
 
 
 def _run_key(salt: str, paths: list[Path], exclude: tuple[str, ...], tree_rules: bool,
-             limits: isolation.Limits, torch_version: str | None, use_prefilter: bool) -> str:
+             limits: isolation.Limits, torch_version: str | None, how: str) -> str:
     """What a run's answer depends on besides its files: tool, registry, rules, options, the
     Python that parses and the torch installed (the index reads its base classes)."""
     parts = [salt, sys.version, repr([os.path.abspath(p) for p in paths]), repr(exclude),
              repr(tree_rules), str(limits.max_bytes), str(torch_version),
-             str(installed_torch_version()), str(use_prefilter)]
+             str(installed_torch_version()), how]
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -10,7 +10,7 @@ given its byte-level facts for LG003) and stands in the index as a *stub*:
    word, the simple name of a ``[[base]]``, a naming keyword (``pass_name``), a custom-hook key
    or an index rule's trigger; or (outside torch) both ``__call__`` and a word of the index's
    FX-graph evidence (``g.nodes``, ``: fx.Graph``); or a file rule wants it; or it *is* a
-   pipeline root's module; or it cannot be decoded.
+   pipeline root's module; or it cannot be decoded (the analysis reports it, LG900).
 2. Closure: a name a parsed file binds to an alias of a trigger word (a class whose bases name
    one, an import of one, ``X = a.b.Trigger``, ``partial(Trigger)``, a class attribute) becomes
    a trigger word, as does a class whose ``__call__`` takes an FX graph; files that hold one
@@ -29,15 +29,19 @@ and every other answer the rules get about a stub is one the parsed file would h
 (demand). ``tests/test_lint_speed.py`` checks that findings are identical with the prefilter
 on and off, on every fixture tree, on torch's pass trees and on a third-party sample.
 
-Every file that is not parsed is still read, decoded and given to CPython's parser
-(``compiles``: a syntax error is an LG900 wherever it is, as with the prefilter off), in
-batched worker processes (``isolation.run_batched``).
+Known differences, documented rather than hidden, all about files that hold no trigger word
+(so cannot hold a pass any rule finds, nor be one a parsed file resolves through):
 
-Known differences, documented rather than hidden, both about files that hold no trigger word:
-a hook key spelled only through escapes or implicitly concatenated string literals
-(``"post_grad_" "custom_post_pass"``) is not seen (the index's own per-function text test
-shares that limit); and code CPython parses but nested so deep that the index's summary would
-recurse past its limit is not reported as LG900 "nested too deeply" (it cannot hold a pass).
+* such a file is not parsed, so a syntax error in it is not reported as LG900, unless
+  ``lite_guard check --check-syntax`` (``lint_paths(check_syntax=True)``): then every such file
+  also goes through CPython's parser (``compiles``, in batched workers) and one it refuses is
+  analysed, exactly as with the prefilter off. That parse is most of a cold run's CPU on a
+  third-party tree (~1.4 ms a file: 4 s of 7 on 3,000 files), hence opt-in;
+* a hook key spelled only through escapes or implicitly concatenated string literals
+  (``"post_grad_" "custom_post_pass"``) is not seen (the index's own per-function text test
+  shares that limit);
+* code nested so deep that the index's summary would recurse past its limit is not reported
+  as LG900 "nested too deeply".
 
 ``LITE_GUARD_NO_PREFILTER=1`` parses every file (the equivalence tests, and debugging).
 """
@@ -206,10 +210,10 @@ class Prefilter:
                     and (self.graph_words is None or scan.holds(self.graph_words)))
                 or bool(self.plan.file_rules_for(path, scan.data)) or not decodable(scan.data))
 
-    def must_parse(self, path: str, module: str, data: bytes) -> bool:
-        """Seeded, or Python cannot compile it: then the analysis parses it, and reports why
-        it cannot be checked (LG900) exactly as it would with the prefilter off."""
-        return self.seeded(path, module, Scan(data)) or not compiles(path, data)
+    def must_parse(self, path: str, module: str, data: bytes, check_syntax: bool = True) -> bool:
+        """Seeded, or (``check_syntax``) Python cannot parse it: then the analysis parses it,
+        and reports why it cannot be checked (LG900) exactly as with the prefilter off."""
+        return self.seeded(path, module, Scan(data)) or (check_syntax and not compiles(path, data))
 
     def facts(self, path: str, scan: Scan) -> Any:
         """The facts of a file that is not parsed: its config module (by path). Its def/class
