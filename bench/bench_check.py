@@ -172,6 +172,10 @@ def main() -> int:
         rows.append(("third-party tree, cold, `--jobs 1`",
                      [timed([*third_check, "--jobs", "1"], tmp / f"tj1-{i}") for i in range(args.repeat)],
                      "reference"))
+        rows.append(("third-party tree, cold, `--check-syntax` (every file parsed for syntax"
+                     " errors)",
+                     [timed([*third_check, "--check-syntax"], tmp / f"tcs-{i}")
+                      for i in range(args.repeat)], "reference"))
         rows.append((f"third-party tree, one file changed ({THIRD_CHANGED})",
                      edited(third / THIRD_CHANGED, third_check, tmp / "third-cache-0", args.repeat),
                      "reference"))
@@ -208,8 +212,9 @@ def main() -> int:
         "",
         "How: a lexical prefilter (`lint_rules/prefilter.py`) parses only the files that may"
         " matter (words the registry and the index derive, closed over the names parsed files"
-        " bind to them, plus any file the index asks about); every other file is still read,"
-        " compiled for syntax errors in batched workers and given its facts. Findings are"
+        " bind to them, plus any file the index asks about); every other file is still read and"
+        " given its byte-level facts, and with `--check-syntax` also parsed for syntax errors"
+        " (a row below). Findings are"
         " identical with it on and off (`tests/test_lint_speed.py`: every fixture tree, torch's"
         " trees, a third-party sample). A warm run reads one authenticated run record"
         " (`lint_rules/cache.py`: HMAC over its raw bytes) and stats the files; when one file"
