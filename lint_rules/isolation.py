@@ -76,7 +76,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int = DEFAULT_LIMITS.max_by
         # stat first, so a device or FIFO is never even opened (opening some devices acts).
         before = os.stat(path)
     except OSError as exc:
-        raise Unreadable(f"cannot read file: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot read file: {exc.strerror or exc}; it was not checked") from None
     if not stat.S_ISREG(before.st_mode):
         raise Unreadable(f"not a regular file ({_kind(before.st_mode)}); it was not read")
     if before.st_size > max_bytes:
@@ -85,7 +85,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int = DEFAULT_LIMITS.max_by
         # O_NONBLOCK: if the path was swapped for a FIFO since the stat, open does not hang.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise Unreadable(f"cannot read file: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot read file: {exc.strerror or exc}; it was not checked") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -98,7 +98,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int = DEFAULT_LIMITS.max_by
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise Unreadable(f"cannot read file: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot read file: {exc.strerror or exc}; it was not checked") from None
     finally:
         os.close(fd)
     if size > max_bytes:  # it grew after the stat

@@ -236,7 +236,7 @@ def test_odd_encodings_and_line_ends_each_get_their_own_line(tmp_path):
         "crlf.py": OTHER.replace("\n", "\r\n"),
         "cr.py": OTHER.replace("\n", "\r"),
         "tabs.py": IMPORT + "class T(CustomGraphPass):\n\tdef __call__(self, g):\n        return g\n",
-        "py2.py": "print 'hello'\n",
+        "py2.py": "print 'hello'\n" + IMPORT,  # a trigger word: parsed whatever the prefilter
         "huge_int.py": "x = " + "9" * 5000 + "\n" + IMPORT,
         "braces.py": "from __future__ import braces\n",
     })
@@ -247,9 +247,11 @@ def test_odd_encodings_and_line_ends_each_get_their_own_line(tmp_path):
     for expected in [
         "nul.py:1:1 LG900 cannot parse: source code string cannot contain null bytes; the file was"
         " not checked",
-        "bogus.py:1:1 LG900 cannot decode file: unknown encoding: bogus-codec",
+        "bogus.py:1:1 LG900 cannot decode file: unknown encoding: bogus-codec; the file was not"
+        " checked (save it as UTF-8, or fix its coding cookie)",
         "badutf8.py:1:1 LG900 cannot decode file: 'utf-8' codec can't decode byte 0xff in position"
-        " 5: invalid start byte",
+        " 5: invalid start byte; the file was not checked (save it as UTF-8, or fix its coding"
+        " cookie)",
         "tabs.py:4:1 LG900 cannot parse: inconsistent use of tabs and spaces in indentation; the"
         " file was not checked",
         "py2.py:1:1 LG900 cannot parse: Missing parentheses in call to 'print'. Did you mean"
@@ -276,11 +278,13 @@ def test_links_loops_devices_and_sockets_in_the_tree_are_lg900_not_hangs(tmp_pat
     assert result.returncode == 1
     assert_real_finding(result)
     lines = findings_of(result)
-    for expected in ["a.py:1:1 LG900 cannot read file: Too many levels of symbolic links",
-                     "b.py:1:1 LG900 cannot read file: Too many levels of symbolic links",
+    for expected in ["a.py:1:1 LG900 cannot read file: Too many levels of symbolic links; it was"
+                     " not checked",
+                     "b.py:1:1 LG900 cannot read file: Too many levels of symbolic links; it was"
+                     " not checked",
                      "fifo.py:1:1 LG900 not a regular file (a FIFO); it was not read",
                      "sock.py:1:1 LG900 not a regular file (a socket); it was not read",
-                     "mem.py:1:1 LG900 cannot read file: Input/output error"]:
+                     "mem.py:1:1 LG900 cannot read file: Input/output error; it was not checked"]:
         assert expected in lines, lines
     assert len(lines) == 7, lines  # stdin.py is a device (or a pipe) here: one LG900 either way
 
