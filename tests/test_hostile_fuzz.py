@@ -36,6 +36,7 @@ class MyPass(CustomGraphPass):
     def uuid(self):
         return "my-pass"
 '''
+OTHER = REAL_PASS.replace("MyPass", "Other")
 REAL_FINDING = re.compile(r"^(?:\S*/)?real_pass\.py:4:7 LG001 graph pass '[\w.]*real_pass:MyPass' ",
                           re.M)
 IMPORT = "from torch._inductor.custom_graph_pass import CustomGraphPass\n"
@@ -192,7 +193,8 @@ def _package_with_base(tmp_path: Path, base: str | bytes | None) -> Path:
     ("x = " + "(" * 5000 + ")" * 5000 + "\n" + GOOD_BASE, UNRESOLVED),  # CPython refuses it
     (b"\0" + GOOD_BASE.encode(), UNRESOLVED),
     (b"# -*- coding: bogus -*-\n" + GOOD_BASE.encode(), UNRESOLVED),
-], ids=["control", "large-in-a-worker", "over-size-limit", "deep", "nul", "bogus-codec"])
+    (GOOD_BASE + "#" * 100_000 + "\n", RESOLVED),  # was a regex quadratic in '#', in the parent
+], ids=["control", "large-in-a-worker", "over-size-limit", "deep", "nul", "bogus-codec", "hashes"])
 def test_a_hostile_module_outside_the_linted_paths_gets_the_same_limits(tmp_path, base, expected):
     """The index reads ``pkg/base.py`` (outside ``pkg/passes``) to resolve ``P``'s base. It used
     ``Path.read_bytes()`` in the parent with no limit: a 50 MB base hung the run (> 120 s). Now
@@ -222,10 +224,21 @@ def test_a_module_outside_the_linted_paths_that_is_not_a_regular_file_is_not_rea
     assert any(line.startswith(UNRESOLVED) for line in findings_of(result)), result.stdout
 
 
+def test_a_line_of_100000_hashes_next_to_a_pass_is_checked_not_timed_out(tmp_path):
+    """The summary looked for suppression comments with r"#.*(lite-guard|noqa)", which retries
+    from every '#' to the end of the line: 16,000 '#' took 8 s, 100,000 ran past the worker's
+    30 s budget, so the pass in the same file was an LG900 instead of a finding."""
+    source = OTHER.replace("class Other", "#" * 100_000 + "\nclass Other")
+    root = hostile_tree(tmp_path, {"hashes.py": source})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1
+    assert_real_finding(result)
+    assert any(line.startswith("hashes.py:5:7 LG001 graph pass 'hashes:Other' (class deriving from"
+                               " CustomGraphPass)") for line in findings_of(result)), result.stdout
+    assert result.seconds < 20, result.seconds
+
+
 # ---- files: encodings, line ends, non-regular files, all in one tree --------------------------
-
-OTHER = REAL_PASS.replace("MyPass", "Other")
-
 
 def test_odd_encodings_and_line_ends_each_get_their_own_line(tmp_path):
     root = hostile_tree(tmp_path, {
