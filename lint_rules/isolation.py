@@ -289,7 +289,9 @@ def run_isolated(tasks: Sequence[Task], analyse: Analyse, *, jobs: int | None = 
             busy = [w for w in workers if w.task is not None]
             if not busy:
                 continue
-            timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+            # At most an hour per wait: selectors cannot take --file-timeout 1e308 (an
+            # OverflowError traceback); the loop simply waits again.
+            timeout = min(max(0.0, min(w.deadline for w in busy) - time.monotonic()), 3600.0)
             ready = wait([w.conn for w in busy], timeout)
             for n, worker in enumerate(workers):
                 if worker.task is None:

@@ -499,3 +499,12 @@ def test_a_file_named_like_an_option_cannot_switch_the_files_hook_off(tmp_path):
                             capture_output=True, text=True, timeout=BOUND, env=env)
     assert result.returncode == 1, result.stdout + result.stderr
     assert REAL_FINDING.search(result.stdout), result.stdout
+
+
+def test_a_huge_file_timeout_is_accepted_not_a_traceback(tmp_path):
+    """``--file-timeout 1e308`` passed the option's check and overflowed in the selector
+    (OverflowError: cannot convert float infinity to integer)."""
+    root = hostile_tree(tmp_path, {"clean.py": "x = 1\n"})
+    result = check(root, "--no-cache", "--file-timeout", "1e308")
+    assert result.returncode == 1
+    assert_real_finding(result)
