@@ -7,7 +7,7 @@ that shape; the ``__main__`` below is the command a ``.lintrunner.toml`` entry r
     [[linter]]
     code = "LITE_GUARD"
     include_patterns = ["**/*.py"]
-    command = ["python3", "-m", "lint_rules.lintrunner", "@{{PATHSFILE}}"]
+    command = ["python3", "-P", "-m", "lint_rules.lintrunner", "@{{PATHSFILE}}"]
 
 As lintrunner expects of a linter, findings are data and the exit status is 0; only a failure of
 the linter itself (a bad registry, a path that does not exist: exit 2) is non-zero.

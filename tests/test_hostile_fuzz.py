@@ -508,3 +508,30 @@ def test_a_huge_file_timeout_is_accepted_not_a_traceback(tmp_path):
     result = check(root, "--no-cache", "--file-timeout", "1e308")
     assert result.returncode == 1
     assert_real_finding(result)
+
+
+def test_the_documented_lintrunner_command_never_runs_code_from_the_linted_repo(tmp_path):
+    """lintrunner runs the README's command from the linted repository's root. With plain
+    ``python3 -m``, Python puts that directory first on sys.path, so a ``lint_rules/`` package or
+    a ``json.py`` in a pull request ran instead of ours. The command now passes ``-P``."""
+    import json
+    import tomllib
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    snippet = re.search(r"```toml\n(\[\[linter\]\]\ncode = \"LITE_GUARD\".*?)```", readme, re.S)
+    command = tomllib.loads(snippet.group(1))["linter"][0]["command"]
+    assert command[0] == "python3"
+    root = hostile_tree(tmp_path)
+    marker = tmp_path / "ran"
+    planted = f"open({str(marker)!r}, 'w').write('linted code ran')\n"
+    for name in ("lint_rules/__init__.py", "lint_rules/lintrunner.py", "json.py", "re.py"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(planted)
+    (tmp_path / "paths.txt").write_text("real_pass.py\n")
+    argv = [sys.executable, *command[1:-1], f"@{tmp_path / 'paths.txt'}"]
+    result = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=BOUND,
+                            env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
+    assert not marker.exists(), "code from the linted repository ran"
+    assert result.returncode == 0, result.stderr
+    (message,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (message["path"], message["line"], message["name"]) == ("real_pass.py", 4, "LG001")

@@ -39,7 +39,7 @@ def repo(tmp_path, monkeypatch):
     # The README's snippet, with this interpreter.
     (tmp_path / ".lintrunner.toml").write_text(
         '[[linter]]\ncode = "LITE_GUARD"\ninclude_patterns = ["**/*.py"]\n'
-        f'command = ["{sys.executable}", "-m", "lint_rules.lintrunner", "@{{{{PATHSFILE}}}}"]\n')
+        f'command = ["{sys.executable}", "-P", "-m", "lint_rules.lintrunner", "@{{{{PATHSFILE}}}}"]\n')
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run(["git", "init", "-q", "."], cwd=tmp_path, check=True)
     subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
