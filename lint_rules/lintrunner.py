@@ -61,16 +61,18 @@ def main(argv: list[str] | None = None) -> int:
     from lite_guard.cli import main as cli_main
 
     args = list(sys.argv[1:] if argv is None else argv)
-    paths: list[str] = []
+    given: list[str] = []  # the command line: options, and paths
+    listed: list[str] = []  # the paths file: only ever paths
     for arg in args:
         if arg.startswith("@"):
             with open(arg[1:], encoding="utf-8") as handle:
-                paths += [line.strip() for line in handle if line.strip()]
+                listed += [line.strip() for line in handle if line.strip()]
         else:
-            paths.append(arg)
-    if not any(not p.startswith("-") for p in paths):
+            given.append(arg)
+    if not listed and not any(not a.startswith("-") for a in given):
         return 0  # lintrunner found no file for this linter: nothing to lint
-    return cli_main(["check", "--format", "lintrunner", *paths])
+    # "--": a file named like an option (--format=text.py) is a path, never an option.
+    return cli_main(["check", "--format", "lintrunner", *given, "--", *listed])
 
 
 if __name__ == "__main__":

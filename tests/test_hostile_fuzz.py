@@ -513,7 +513,9 @@ def test_a_huge_file_timeout_is_accepted_not_a_traceback(tmp_path):
 def test_the_documented_lintrunner_command_never_runs_code_from_the_linted_repo(tmp_path):
     """lintrunner runs the README's command from the linted repository's root. With plain
     ``python3 -m``, Python puts that directory first on sys.path, so a ``lint_rules/`` package or
-    a ``json.py`` in a pull request ran instead of ours. The command now passes ``-P``."""
+    a ``json.py`` in a pull request ran instead of ours. The command now passes ``-P``. And the
+    paths lintrunner lists are paths: a file named ``--format=text.py`` switched the output to
+    text, which lintrunner cannot read."""
     import json
     import tomllib
 
@@ -527,7 +529,8 @@ def test_the_documented_lintrunner_command_never_runs_code_from_the_linted_repo(
     for name in ("lint_rules/__init__.py", "lint_rules/lintrunner.py", "json.py", "re.py"):
         (root / name).parent.mkdir(exist_ok=True)
         (root / name).write_text(planted)
-    (tmp_path / "paths.txt").write_text("real_pass.py\n")
+    (root / "--format=text.py").write_text("x = 1\n")  # a path, never an option
+    (tmp_path / "paths.txt").write_text("--format=text.py\nreal_pass.py\n")
     argv = [sys.executable, *command[1:-1], f"@{tmp_path / 'paths.txt'}"]
     result = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=BOUND,
                             env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
