@@ -538,3 +538,29 @@ def test_the_documented_lintrunner_command_never_runs_code_from_the_linted_repo(
     assert result.returncode == 0, result.stderr
     (message,) = [json.loads(line) for line in result.stdout.splitlines()]
     assert (message["path"], message["line"], message["name"]) == ("real_pass.py", 4, "LG001")
+
+
+@pytest.mark.parametrize("fs", ["read-only", "full"])
+def test_a_cache_on_a_read_only_or_full_filesystem_never_fails_the_lint(tmp_path, fs):
+    """A tmpfs mounted read-only, or 64 KiB small (the pack does not fit): one warning or none,
+    the findings all there, exit 1. Needs root to mount; skipped elsewhere."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    options = "ro,mode=700" if fs == "read-only" else "size=64k,mode=700"
+    if os.getuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs",
+                                           str(mount)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        root = hostile_tree(tmp_path, {f"f{i}.py": f"x{i} = 1\n" * 50 for i in range(200)})
+        for _ in range(2):
+            result = check(root, env={"LITE_GUARD_CACHE_DIR": str(mount / "cache")})
+            assert result.returncode == 1
+            assert_real_finding(result)
+            warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+            if fs == "read-only":
+                assert warnings == [f"lite_guard: warning: lint cache not used: cannot create cache"
+                                    f" dir {mount / 'cache'}: Read-only file system"]
+            else:
+                assert warnings == []
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
