@@ -90,11 +90,18 @@ def _region_forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
     import torch.fx.traceback as fx_traceback
 
     inner = self.__dict__[_INNER_ATTR]
-    forward = inner.__get__(self) if inner is not None else type(self).forward.__get__(self)
+    # Called as plain functions, never through ``function.__get__``: torch 2.11's Dynamo cannot
+    # trace that builtin and broke the graph at every region (bench/gpu_graph_breaks.py).
+    if inner is None:
+        forward, bound = type(self).forward, (self,)
+    elif isinstance(inner, _StaticForward):
+        forward, bound = inner.fn, ()
+    else:
+        forward, bound = inner, (self,)
     annotation = self.__dict__[_SPEC_ATTR]
     warn_if_not_compiled(annotation, stacklevel=5)  # the line that called the module
     with fx_traceback.annotate({ANNOTATION_KEY: annotation}):
-        return forward(*args, **kwargs)
+        return forward(*bound, *args, **kwargs)
 
 
 class ModuleRegions:
