@@ -563,3 +563,63 @@ def test_a_cache_on_a_read_only_or_full_filesystem_never_fails_the_lint(tmp_path
                 assert warnings == []
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+_NAMES = [f"K{i}" for i in range(8)]
+
+
+@st.composite
+def hostile_packages(draw) -> dict[str, str]:
+    """A few modules whose classes derive from each other across files, in any order, with
+    cycles, aliases, re-exports and star imports; some reach CustomGraphPass, some define a
+    graph-taking __call__."""
+    modules = [f"m{i}" for i in range(draw(st.integers(2, 5)))]
+    files: dict[str, list[str]] = {m: [] for m in modules}
+    for name in _NAMES:
+        home = draw(st.sampled_from(modules))
+        lines = files[home]
+        base = draw(st.sampled_from([*_NAMES, "CustomGraphPass", "object", "Missing"]))
+        source = draw(st.sampled_from(modules))
+        form = draw(st.sampled_from(["import", "alias", "star", "local", "reexport"]))
+        if base == "CustomGraphPass":
+            lines.append("from torch._inductor.custom_graph_pass import CustomGraphPass")
+        elif form == "import":
+            lines.append(f"from {source} import {base}")
+        elif form == "alias":
+            lines.append(f"from {source} import {base} as _{base}\n{base} = _{base}")
+        elif form == "star":
+            lines.append(f"from {source} import *")
+        elif form == "reexport":
+            lines.append(f"from . import {source}\n{base} = {source}.{base}")
+        body = draw(st.sampled_from(["pass", "def __call__(self, graph):\n        return graph.nodes",
+                                     "def uuid(self):\n        return 1",
+                                     "def __call__(self, graph):\n        return graph\n\n"
+                                     "    def uuid(self):\n        return 1"]))
+        lines.append(f"class {name}({base}):\n    {body}")
+    return {f"pkg/{m}.py": "\n".join(lines) + "\n" for m, lines in files.items()} | {
+        "pkg/__init__.py": "from .m0 import *\n"}
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(files=hostile_packages())
+def test_generated_class_webs_lint_alike_with_the_prefilter_on_and_off(tmp_path_factory, files):
+    """Whatever the web of bases, imports and cycles: no crash, the sibling's pass reported, and
+    the prefilter (rounds, closure, demand) gives exactly the findings of parsing everything."""
+    from lint_rules.engine import lint_paths
+    from lite_guard.registry import Registry
+
+    registry = Registry.load(extra_paths=[str(VOCABULARY)], include_project=False)
+    root = hostile_tree(tmp_path_factory.mktemp("web"), files)
+    answers = []
+    for off in ("", "1"):
+        os.environ["LITE_GUARD_NO_PREFILTER"] = off
+        try:
+            report = lint_paths([root], registry)
+        finally:
+            os.environ.pop("LITE_GUARD_NO_PREFILTER", None)
+        assert not report.errors
+        assert not [f for f in report.findings if f.code == "LG900"], report.findings
+        answers.append(sorted(f.text() for f in report.findings))
+    assert any("real_pass:MyPass" in line for line in answers[0])
+    assert answers[0] == answers[1]
