@@ -30,8 +30,6 @@ UNCHECKABLE = "LG900"  # a file the linter could not read, decode or parse
 _RULES_DIR = Path(__file__).parent
 _SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-_FIRST_TWO_LINES = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)?([^\r\n]*)")
 _NESTED = "cannot parse: nested too deeply for Python's parser; the file was not checked"
 _VERSION = re.compile(r"__version__\s*=\s*['\"]([^'\"]+)['\"]")
 
@@ -85,17 +83,7 @@ def plan_for(registry: Registry) -> Plan:
 
 # ---- one file --------------------------------------------------------------------------------
 
-def decode(data: bytes) -> str:
-    """Source text as Python reads it (PEP 263 coding cookie, else UTF-8); raises on bad bytes."""
-    encoding = "utf-8"
-    for line in _FIRST_TWO_LINES.match(data).groups():  # not splitlines(): the whole file
-        match = _CODING.match(line)
-        if match:
-            encoding = match.group(1).decode("ascii")
-            break
-    if data.startswith(b"\xef\xbb\xbf"):
-        data, encoding = data[3:], "utf-8"
-    return data.decode(encoding)
+decode = isolation.decode  # source text as Python reads it (coding cookie, else UTF-8)
 
 
 def analyze(path: str, data: bytes, registry: Registry, torch_version: str | None = None,

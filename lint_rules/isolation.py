@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import resource
 import signal
 import stat
@@ -104,6 +105,28 @@ def read_regular(path: str | os.PathLike, max_bytes: int = DEFAULT_LIMITS.max_by
     if size > max_bytes:  # it grew after the stat
         raise Unreadable(_too_big(size, max_bytes))
     return b"".join(chunks)
+
+
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_FIRST_TWO_LINES = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)?([^\r\n]*)")
+
+
+def coding_cookie(data: bytes) -> str | None:
+    """The PEP 263 coding cookie of a source, if any (only its first two lines can hold one;
+    read without splitting the whole file into lines)."""
+    for line in _FIRST_TWO_LINES.match(data).groups():
+        match = _CODING.match(line)
+        if match:
+            return match.group(1).decode("ascii")
+    return None
+
+
+def decode(data: bytes) -> str:
+    """Source text as Python reads it (PEP 263 coding cookie, else UTF-8); raises on bad bytes."""
+    encoding = coding_cookie(data) or "utf-8"
+    if data.startswith(b"\xef\xbb\xbf"):
+        data, encoding = data[3:], "utf-8"
+    return data.decode(encoding)
 
 
 def _too_big(size: int, limit: int) -> str:

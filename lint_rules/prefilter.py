@@ -63,7 +63,6 @@ ENV = "LITE_GUARD_NO_PREFILTER"
 _WORD_BYTES = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | set(range(128, 256))
 _TO_WORDS = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
 _STAR = re.compile(rb"\bimport[ \t\f\\\r\n]*\*")
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _UTF8 = {"utf-8", "utf8", "utf_8", "u8"}
 
 
@@ -90,19 +89,15 @@ def pieces(name: str) -> list[bytes]:
 
 
 def _cookie(data: bytes) -> str | None:
-    """A PEP 263 coding cookie other than UTF-8 (only the first two lines can hold one)."""
-    from lint_rules.engine import _FIRST_TWO_LINES
+    """A PEP 263 coding cookie other than UTF-8."""
+    from lint_rules.isolation import coding_cookie
 
-    for line in _FIRST_TWO_LINES.match(data).groups():
-        match = _CODING.match(line)
-        if match:
-            name = match.group(1).decode("ascii", "replace").lower()
-            return None if name in _UTF8 else name
-    return None
+    name = coding_cookie(data)
+    return None if name is None or name.lower() in _UTF8 else name.lower()
 
 
 def _decoded(data: bytes) -> str | None:
-    from lint_rules.engine import decode
+    from lint_rules.isolation import decode
 
     try:
         return decode(data)
