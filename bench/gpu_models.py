@@ -29,7 +29,7 @@ ours, ours + CUDA graphs and Dynamo's cudagraphs backend in one process from the
 inputs, three steps each; logits (llama) / output, loss and every parameter's grad compared with
 ``torch.equal``. All processes get ``CUBLAS_WORKSPACE_CONFIG=:4096:8``.
 
-    python bench/gpu_models.py --json bench/results/gpu_models_h200.json
+    python bench/gpu_models.py --json bench/results/gpu_models_h200_llama.json --models llama
     python bench/gpu_models.py --json x.json --models llama --variants ours,ours_cudagraphs
     # one model per GPU, in parallel, then one section from both files:
     CUDA_VISIBLE_DEVICES=0 python bench/gpu_models.py --models llama --json a.json &
@@ -46,6 +46,7 @@ _T0 = time.perf_counter()  # before torch: the clock of a worker process starts 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -485,9 +486,7 @@ def main() -> int:
         from bench.markdown_section import replace_section
 
         loaded = [json.loads(Path(path).read_text()) for path in args.markdown]
-        flex = next((r for r in loaded if r.get("benchmark") == "flex_attention"), None)
-        report = merge([r for r in loaded if r.get("benchmark") != "flex_attention"])
-        body = markdown(report, flex) + "\n\n" + (Path(__file__).parent / "gpu_models_notes.md").read_text()
+        body = markdown_runs(loaded) + "\n\n" + (Path(__file__).parent / "gpu_models_notes.md").read_text()
         replace_section(Path(__file__).parent.parent / "BENCHMARKS.md", SECTION, body)
         return 0
     if args.worker or args.check_worker:
@@ -548,6 +547,13 @@ LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Induc
           "ours_model_cudagraphs": "ours, whole model in one region, + CUDA graphs"}
 
 
+def _error_cell(error: str) -> str:
+    """The exception's own line out of a failed worker's last lines."""
+    parts = [part.strip() for part in error.split(" | ")]
+    named = [part for part in parts if re.match(r"[\w.]*(Error|Violation|Exception|InvalidBackend): ", part)]
+    return (named[-1] if named else error)[:260]
+
+
 def _steps(report: dict, model: str) -> dict[str, dict]:
     return {r["variant"]: r for r in report["rows"] if r["model"] == model and "step_ms" in r}
 
@@ -561,7 +567,7 @@ def _table(report: dict, model: str) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "step_ms" not in r:
-            lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | **failed**: {r.get('error', '')[:160]} |"
+            lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | **failed**: {_error_cell(r.get('error', ''))} |"
                          " | | | | | | |")
             continue
         ratio = (lambda base: f"{r['step_ms'] / base:.2f}x" if base else "")
@@ -579,8 +585,11 @@ GOALS = (  # (text, variant, baseline variant, limit, field)
      "ours_regions_cudagraphs", "inductor", 0.8, "step_ms"),
     ("ours + layer regions + CUDA graphs step <= 0.8x default Inductor",
      "ours_layers_cudagraphs", "inductor", 0.8, "step_ms"),
+    ("(whole model in one region + CUDA graphs <= 0.8x default Inductor)",
+     "ours_model_cudagraphs", "inductor", 0.8, "step_ms"),
     ("ours first call <= 1.2x aot_eager's (compile + first step)", "ours", "aot_eager", 1.2, "first_call_s"),
-    ("... including the import of lite_compiler", "ours", "aot_eager", 1.2, "first_call_incl_import_s"),
+    ("(same, including the import of lite_compiler; the issue sets this one on CPU)", "ours", "aot_eager", 1.2,
+     "first_call_incl_import_s"),
 )
 
 
@@ -599,6 +608,8 @@ def _goals(report: dict) -> list[str]:
             cells.append(f"{value:.2f}x: {'met' if value <= limit else '**not met**'}")
         if any(c != "not measured" for c in cells):
             lines.append(f"| {text} | " + " | ".join(cells) + " |")
+    if not report["checks"]:
+        return lines
     cells = []
     for model in models:
         check = next((c for c in report["checks"] if c.get("model") == model), {})
@@ -631,12 +642,14 @@ def _flex(flex: dict) -> list[str]:
              "|---|---|---|---|---|---|"]
     for r in flex["rows"]:
         if "step_ms" not in r:
-            lines.append(f"| {r['variant']} | **failed**: {r.get('error', '')[:160]} | | | | |")
+            lines.append(f"| {r['variant']} | **failed**: {_error_cell(r.get('error', ''))} | | | | |")
             continue
         ratio = f"{r['step_ms'] / default:.2f}x" if default else ""
         lines.append(f"| {r['variant']} | {r['step_ms']:.4f} | {ratio} | {r['first_call_s']:.2f} |"
                      f" {r['peak_mem_mib']:.0f} | {'; '.join(r.get('cudagraphs', []))} |")
-    checks = flex.get("checks", {})
+    checks = {k: v for k, v in flex.get("checks", {}).items() if k not in ("process_s", "variant")}
+    if "error" in checks:
+        checks["error"] = _error_cell(checks["error"])
     lines += ["", "Checks: " + "; ".join(f"{k}: {v}" for k, v in checks.items()) + "."]
     for name in ("lite-guard lite", "lite-guard lite + cudagraphs"):
         if name in rows and default:
@@ -647,9 +660,9 @@ def _flex(flex: dict) -> list[str]:
 
 
 def markdown(report: dict, flex: dict | None = None) -> str:
-    out = [f"Produced by `{report.get('command', 'python bench/gpu_models.py')}` through the device tool on"
-           f" {report['device']} GPUs (torch {report['torch']}); code: {report['commit']}."
-           f" {report.get('code_note', '')}",
+    out = [f"Produced by `{report.get('command', 'python bench/gpu_models.py')}` (through"
+           f" `bench/gpu_session.sh`) with the device tool on one {report['device']} (torch {report['torch']});"
+           f" code: {report['commit']} ({report.get('code_note', '')}; {report.get('machine', '')}).",
            "",
            "Each variant is a fresh process with empty Inductor/Triton caches; its clock starts before"
            " `import torch`; the package under test (`lite_compiler`) is imported after that and its import"
@@ -696,12 +709,61 @@ def markdown(report: dict, flex: dict | None = None) -> str:
                 f" `CompiledFxGraph.__call__` vs {a['host_us_boundary_per_call']} us calling its"
                 f" `current_callable` directly (what lite does); misaligned-input copies per step:"
                 f" {a['misaligned_input_copies_per_step']}."]
-    if flex:
+    if flex:  # (markdown_runs renders flex runs itself)
         out += ["", f"**Seed flex-attention example** (`{flex.get('command', 'python bench/gpu_flex_attention.py')}`,"
                 " same run; sin -> flex_attention(score_mod, block mask) -> cos, bf16, 1 x 1 x 768 x 64,"
                 " forward + backward; each variant a fresh process with empty caches; ours and upstream"
                 " lite compile flex_attention as a region, default mode compiles everything):", "",
                 *_flex(flex)]
+    return "\n".join(out)
+
+
+def _breaks(rows: list[dict]) -> list[str]:
+    lines = ["| model | regions | Dynamo graphs | first break reason |", "|---|---|---|---|"]
+    for r in rows:
+        reason = (r.get("error") or (r.get("break_reasons") or [""])[0]).split("\n")[0][:140]
+        where = (r.get("break_where") or [""])[0]
+        where = where[where.find("lite_compiler"):].split(">")[0] if "lite_compiler" in where else ""
+        lines.append(f"| {r['model']} | {r['regions']} | {r.get('graphs', '')} |"
+                     f" {reason}{' (' + where + ')' if where else ''} |")
+    return lines
+
+
+def markdown_runs(loaded: list[dict]) -> str:
+    """The section from every results file: runs of bench/gpu_models.py grouped by commit (the
+    first is the main run), flex-attention runs, graph-break diagnoses."""
+    models = [r for r in loaded if isinstance(r, dict) and "rows" in r and r.get("benchmark") != "flex_attention"]
+    flex = [r for r in loaded if isinstance(r, dict) and r.get("benchmark") == "flex_attention"]
+    breaks = [r for r in loaded if isinstance(r, list)]
+    runs: dict[str, list[dict]] = {}
+    for report in models:
+        runs.setdefault(report["commit"], []).append(report)
+    groups = [merge(group) for group in runs.values()]
+    out = [markdown(groups[0])]
+    for later in groups[1:]:
+        out += ["", f"### Second run: regions on llama (code {later['commit']}; {later.get('machine', '')})", "",
+                f"`{later.get('command', '')}`; {later.get('code_note', '')}. Same harness; default"
+                " Inductor measured again in this run, so the ratios below are within the run.", "",
+                *_table(later, "llama"), "", *_goals(later)]
+        lines = _kernels(later, "llama")
+        if lines:
+            out += ["", "Kernel time per step (ms, as above):", "", *lines]
+        row = next((r for r in later["rows"] if "region_breakdown" in r), None)
+        if row:
+            b, a = row["region_breakdown"]["through_inductor_call"], row["region_breakdown"]["direct"]
+            out += ["", f"Region boundaries ({LABELS[row['variant']]}, no CUDA graphs, host side):"
+                    f" {a['region_calls_per_step']} region calls per step, {a['host_us_boundary_per_call']} us"
+                    f" each calling the generated code directly ({b['host_us_boundary_per_call']} us through"
+                    f" `CompiledFxGraph.__call__`), {a['misaligned_input_copies_per_step']} misaligned-input copies."]
+    for report in flex:
+        out += ["", f"### Seed flex-attention example (code {report.get('commit')}; {report.get('machine', '')})", "",
+                f"`{report.get('command', 'python bench/gpu_flex_attention.py')}`; {report.get('code_note', '')}."
+                " sin -> flex_attention(score_mod, block mask) -> cos, bf16, 1 x 1 x 768 x 64, forward +"
+                " backward, median of 50; each variant a fresh process with empty caches; ours and upstream"
+                " lite compile flex_attention as a region, default mode compiles everything.", "", *_flex(report)]
+    for rows in breaks:
+        out += ["", f"### Does `module_regions` break the Dynamo graph? (torch {rows[0].get('torch', '')},"
+                " `bench/gpu_graph_breaks.py`, tiny sizes, `torch._dynamo.explain`)", "", *_breaks(rows)]
     return "\n".join(out)
 
 
