@@ -195,3 +195,30 @@ def test_scanner_only_proposes_config_kinds_and_says_so() -> None:
     expected = len(inductor_config._config) + len(functorch_config._config)
     assert len(kinds) == expected
     assert all("# PROPOSED " in line for line in kinds)
+
+
+def _scan_check_with(tmp_path: Path, extra: str) -> subprocess.CompletedProcess:
+    """``scan --check`` of the installed torch against the shipped registries plus ``extra``."""
+    path = tmp_path / "extra.toml"
+    path.write_text(extra)
+    registries = [arg for f in shipped_registry_files() for arg in ("--registry", str(f))]
+    return subprocess.run([sys.executable, str(REPO / "tools" / "scan_torch_passes.py"), "--check",
+                           *registries, "--registry", str(path)],
+                          capture_output=True, text=True, timeout=600)
+
+
+ABSENT_ROOT = ('[[pipeline]]\nroot = "torch._inductor.scheduler:Scheduler.reorder_for_2_99"\n'
+               'stage = "scheduler"\ntorch = "{spec}"\nwhy = "a root of another release"\n')
+
+
+def test_scanner_reports_a_missing_root_of_this_release_as_not_in_tree(tmp_path: Path) -> None:
+    proc = _scan_check_with(tmp_path, ABSENT_ROOT.format(spec=">=2.11"))
+    assert proc.returncode == 1
+    assert ("not in tree:     pipeline torch._inductor.scheduler:Scheduler.reorder_for_2_99 not"
+            " found in the tree") in proc.stdout
+
+
+def test_scanner_leaves_a_root_ranged_out_of_this_release_alone(tmp_path: Path) -> None:
+    proc = _scan_check_with(tmp_path, ABSENT_ROOT.format(spec=">=2.99"))
+    assert proc.returncode == 0, proc.stdout
+    assert "registry in sync" in proc.stderr  # the summary line goes to stderr
