@@ -256,6 +256,8 @@ def test_a_reorder_the_registry_allows_in_regions_runs_and_is_recorded(planting,
     x, z = torch.randn(8, requires_grad=True), torch.randn(5)
     out, b = torch.compile(model, backend="lite")(x, z)
     assert plant.applied >= 1
-    assert torch.equal(b, model(x, z)[1])
+    # b is a region output: Inductor's exp may differ from ATen's in the last bit for some of
+    # randn's values (regions promise close, not bitwise), so this checks the value, not the bits.
+    torch.testing.assert_close(b, model(x, z)[1])
     rows = [e for e in lite_compiler.last_ledger() if e.name == "myproj.sched:reverse_independent_kernels"]
     assert rows and all(e.allowed and "region[r]" in e.graph for e in rows)
