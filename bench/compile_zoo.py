@@ -63,7 +63,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.compile_zoo_render import render  # noqa: E402
 from bench.compile_zoo_worker import MODELS, VARIANTS  # noqa: E402
-from bench.markdown_section import replace_section  # noqa: E402
+from bench.markdown_section import code_state, replace_section  # noqa: E402
 
 SECTION = "Compile time and step time (CPU zoo)"  # the BENCHMARKS.md section it owns
 WORKER = Path(__file__).resolve().parent / "compile_zoo_worker.py"
@@ -144,16 +144,6 @@ def measure_all(models, steps: int, repeats: int, guard_repeats: int, log) -> di
     return results
 
 
-def _code_state() -> str:
-    """The commit measured, and whether the compiler / registry had uncommitted edits."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "lite_compiler", "lite_guard", "tests/compiler_models.py")
-    return f"commit {git('rev-parse', '--short', 'HEAD')}" + (
-        f" plus uncommitted edits to {len(dirty.splitlines())} compiler/registry file(s)" if dirty else "")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="timed steady steps per variant")
@@ -181,7 +171,7 @@ def main() -> int:
                 "load_after": os.getloadavg()[0], "machine": platform.machine(),
                 "cpus": os.cpu_count(), "python": platform.python_version(),
                 "torch": _torch_version(), "steps": args.steps, "repeats": args.repeats,
-                "guard_repeats": args.guard_repeats, "models": list(models), "code": _code_state()}
+                "guard_repeats": args.guard_repeats, "models": list(models), "code": code_state(REPO)}
         with open(Path(tempfile.gettempdir()) / "compile_zoo_last.pickle", "wb") as handle:
             pickle.dump((results, meta), handle)  # to re-render without re-measuring
     body, summary = render(results, meta)

@@ -225,15 +225,6 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
-def _code_state() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "lite_compiler", "lite_guard", "tests/compiler_models.py")
-    return f"commit {git('rev-parse', '--short', 'HEAD')}" + (
-        f" plus uncommitted edits to {len(dirty.splitlines())} compiler/registry file(s)" if dirty else "")
-
-
 def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
     cells = summarize(rows)
     models = meta["models"]
@@ -337,11 +328,14 @@ def main() -> int:
         measure_import(args.import_repeats, log)
     torch_version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
+    sys.path.insert(0, str(REPO))
+    from bench.markdown_section import code_state, replace_section
+
     meta = {"elapsed_s": time.perf_counter() - started, "load_before": load_before,
             "load_after": "/".join(f"{x:.1f}" for x in os.getloadavg()),
             "machine": platform.machine(), "cpus": os.cpu_count(),
             "python": platform.python_version(), "torch": torch_version,
-            "repeats": args.repeats, "models": list(args.models), "code": _code_state(),
+            "repeats": args.repeats, "models": list(args.models), "code": code_state(REPO),
             "imports": imports}
     body, summary = render(rows, meta)
     print(f"## {SECTION}\n\n{body}")
@@ -350,9 +344,6 @@ def main() -> int:
                                                "imports": imports},
                                               indent=2))
     if args.write:
-        sys.path.insert(0, str(REPO))
-        from bench.markdown_section import replace_section
-
         replace_section(REPO / "BENCHMARKS.md", SECTION, body)
     return 0
 

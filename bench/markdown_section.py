@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from lite_guard.atomic import write_text_atomic
@@ -18,3 +19,13 @@ def replace_section(path: Path, title: str, body: str) -> None:
         end = text.find("\n## ", start + 1)
         text = text[:start] + section + (text[end:] if end != -1 else "")
     write_text_atomic(path, text)
+
+
+def code_state(repo: Path) -> str:
+    """The commit measured, and whether the compiler / registry had uncommitted edits."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=repo).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "lite_compiler", "lite_guard", "tests/compiler_models.py")
+    return f"commit {git('rev-parse', '--short', 'HEAD')}" + (
+        f" plus uncommitted edits to {len(dirty.splitlines())} compiler/registry file(s)" if dirty else "")
