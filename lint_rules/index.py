@@ -192,18 +192,23 @@ def module_name(path: str | PurePath, on_disk: bool | None = None) -> str:
 
 def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabulary,
               tree: ast.Module | None = None, light: bool = False,
-              triggers: "re.Pattern[str] | None" = None) -> dict:
+              triggers: "re.Pattern[str] | None" = None,
+              key_constants: dict[str, str] | None = None) -> dict:
     """One file's summary (JSON-able). Raises SyntaxError / RecursionError / ValueError.
 
     ``light``: the file holds none of the index rules' trigger bytes, so it has no site; only
     what other files may resolve through it is read (imports, classes, module-level names,
     pipeline roots), never function bodies: three times faster on a typical tree.
     ``triggers``: the same test per function, so a function whose text holds no trigger (nor a
-    module constant naming a hook key) is read light too."""
+    module constant naming a hook key) is read light too.
+    ``key_constants``: names this file imports that another module binds to a hook key
+    (``from .keys import PASS_KEY`` -> ``{"PASS_KEY": "post_grad_custom_post_pass"}``, or
+    ``keys.PASS_KEY`` for a module import); the index finds them and reads the file again."""
     if tree is None:
         tree = ast.parse(source)
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     extractor = _Extractor(module, is_package, text.splitlines(), vocab, light)
+    extractor.key_constants = key_constants or {}
     if triggers is not None and not light:
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched)
     extractor.visit(tree)
@@ -257,6 +262,7 @@ class _Extractor(ast.NodeVisitor):
         self.target: Any = None  # what the value being visited is assigned to (for unnamed passes)
         self.in_container = False
         self.hook_keys = vocab.hooks
+        self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -570,8 +576,12 @@ class _Extractor(ast.NodeVisitor):
         """A config key written as a literal, or as a name bound to one in this function or at
         module level (vLLM: ``PASS_KEY = "post_grad_custom_post_pass"; cfg[PASS_KEY] = p``)."""
         text = _string(node)
-        if text is not None or not isinstance(node, ast.Name):
+        if text is not None or not isinstance(node, (ast.Name, ast.Attribute)):
             return text
+        if self.key_constants and _dotted(node) in self.key_constants:
+            return self.key_constants[_dotted(node)]  # a constant of another module (Index)
+        if not isinstance(node, ast.Name):
+            return None
         assigns = self.summary["assigns"]
         for scope in (self.scope, ""):
             bound = assigns.get(scope, {}).get(node.id)
@@ -984,6 +994,45 @@ class Index:
         # passes/fusion alone, its base in vllm/compilation/passes/ is still read from there.
         self._roots = _package_roots(self.paths.items())
         self.siblings: dict[str, dict] = {}  # such modules read from disk (never reported on)
+        self._follow_key_constants()
+
+    def _follow_key_constants(self) -> None:
+        """``from .keys import PASS_KEY; cfg[PASS_KEY] = p``: a file that imports a name another
+        module binds to a hook key is read again in full, told what that name holds (its own
+        summary could not know: each file is summarized alone, and cached so)."""
+        hooks = self.vocab.hooks
+        constants: dict[str, dict[str, str]] = {}  # module -> constant -> hook key
+        for module, summary in self.modules.items():
+            for name, binding in summary.get("assigns", {}).get("", {}).items():
+                if isinstance(binding, list) and binding[:1] == ["s"] and binding[1] in hooks:
+                    constants.setdefault(module, {})[name] = binding[1]
+        if not constants:
+            return
+        for module, summary in list(self.modules.items()):
+            found: dict[str, str] = {}
+            for local, target in summary.get("imports", {}).items():
+                ref = self._import(target, 0)  # aliases and re-exports resolve here
+                if ref[0] == "value" and isinstance(ref[3], list) and ref[3][:1] == ["s"] \
+                        and ref[3][1] in hooks:
+                    found[local] = ref[3][1]
+                elif ref[0] == "module":
+                    for name, key in constants.get(ref[1], {}).items():
+                        found[f"{local}.{name}"] = key
+            if found and module in self.paths:
+                again = self._read_with_keys(module, summary, found)
+                if again is not None:
+                    self.modules[module] = again
+                    self._lookups.clear()
+
+    def _read_with_keys(self, module: str, summary: dict, found: dict[str, str]) -> dict | None:
+        from lint_rules import isolation
+
+        try:
+            data = isolation.read_regular(self.paths[module], isolation.limits_in_force().max_bytes)
+            return summarize(data, module, bool(summary.get("package")), self.vocab,
+                             key_constants=found)
+        except (isolation.Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # as read before: the key stays unknown
 
     # ---- modules -------------------------------------------------------------------------
     def module(self, name: str) -> dict | None:

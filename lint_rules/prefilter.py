@@ -256,6 +256,10 @@ def _aliased(expr: Any) -> list[str]:
                 for name in _aliased(element)]
     if kind == "import" and len(expr) > 1 and isinstance(expr[1], str):
         return _imported(expr[1])
+    if kind == "s" and len(expr) > 1 and isinstance(expr[1], str) and expr[1].isidentifier():
+        # PASS_KEY = "post_grad_custom_post_pass": a file importing PASS_KEY may install a
+        # hook with it (the index follows the constant across modules; RECALL3P, surgical).
+        return [expr[1]]
     return []
 
 

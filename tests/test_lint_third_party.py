@@ -42,6 +42,10 @@ ACME_FINDINGS = [
     ("rope2.py", 5, 7, "acme.compilation.passes.rope2:Rope2Fusion"),  # names no pass vocabulary
     ("rope2.py", 7, 34, "acme.compilation.base:acme_rope2_fusion"),
     ("spyre_passes.py", 6, 7, "acme.ext.spyre_passes:SpyrePrePasses"),  # namespace portion
+    # Hook keys held in constants of another module (imported, aliased, re-exported, module.X)
+    ("install.py", 21, 30, "acme.hooks.install:drop_views"),
+    ("install.py", 22, 39, "acme.hooks.install:fold_scales"),
+    ("install.py", 23, 56, "acme.hooks.install:fuse_joint"),
 ]
 
 
@@ -126,6 +130,33 @@ def test_a_pass_directory_linted_alone_finds_subclasses_of_a_base_outside_it(pre
                         jobs=1)
     assert _rows(report.findings) == [row for row in sorted(ACME_FINDINGS)
                                       if row[0] in ("direct.py", "rope2.py")]
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_a_hook_key_held_in_another_modules_constant_is_followed(prefilter, monkeypatch):
+    # acme/hooks/install.py installs with POST_PASS_KEY / PRE_KEY / keys.JOINT_PASS_KEY, whose
+    # strings live in keys.py (re-exported by the package): neither file alone says "hook".
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    findings = lint_paths([ACME / "acme" / "hooks"], Registry.from_files(SHIPPED), jobs=1).findings
+    assert [(f.line, f.col, f.name, f.message) for f in sorted(findings)] == [
+        (21, 30, "acme.hooks.install:drop_views",
+         "graph pass 'acme.hooks.install:drop_views' (installed in post_grad_custom_post_pass) is"
+         " not in any registry; register it: [[pass]] name = \"acme.hooks.install:drop_views\","
+         " stage = \"post_grad\", lite = \"never\", kind = \"function\""),
+        (22, 39, "acme.hooks.install:fold_scales",
+         "graph pass 'acme.hooks.install:fold_scales' (installed in post_grad_custom_pre_pass) is"
+         " not in any registry; register it: [[pass]] name = \"acme.hooks.install:fold_scales\","
+         " stage = \"post_grad\", lite = \"never\", kind = \"function\""),
+        (23, 56, "acme.hooks.install:fuse_joint",
+         "graph pass 'acme.hooks.install:fuse_joint' (installed in joint_custom_pass) is not in"
+         " any registry; register it: [[pass]] name = \"acme.hooks.install:fuse_joint\","
+         " stage = \"aot\", lite = \"never\", kind = \"function\""),
+    ]
+    registered = lint_paths([ACME / "acme" / "hooks"],
+                            Registry.from_files([*SHIPPED, ACME_REGISTRY]), jobs=1)
+    # (the registry's other entries name passes outside acme/hooks: LG003 stale, not ours here)
+    assert [f for f in registered.findings if f.path.endswith(".py")] == []
 
 
 def test_backends_abstract_calls_and_plain_callables_are_not_passes():
