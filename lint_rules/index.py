@@ -31,7 +31,8 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
     alternatives         names imported two ways (if/else, try/except) -> the other targets
     classes              qualname -> line, col, bases, methods, abstract, attrs, decorators, scope
     assigns              scope ("" = module, else a function qualname) -> name -> expression
-    sites                observer / pattern-pass calls ("ctor") and hook installs ("hook")
+    sites                observer / pattern-pass calls ("ctor"), hook installs ("hook") and
+                         pattern registrations ("reg": the call, the decorated handler)
     calls                pipeline root qualname -> the calls in its body (LG005)
     returns              function qualname -> names / constructors it returns (factories)
     suppress             line -> text, for lines carrying a lite-guard / noqa comment
@@ -51,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 10  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 11  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
@@ -103,12 +104,22 @@ class Vocabulary:
     def short_names(self) -> frozenset[str]:
         """Last name of every observer / pattern-pass callable: calls to these are recorded."""
         return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
-                         for name, (role, _, _) in self.bases.items() if role != "pass_class")
+                         for name, (role, _, _) in self.bases.items()
+                         if role in ("observer", "pattern_pass"))
 
     @functools.cached_property
     def name_keywords(self) -> frozenset[str]:
         """Keywords that name a pass in an observer / pattern-pass call (``pass_name=``)."""
-        return frozenset(arg for role, arg, _ in self.bases.values() if role != "pass_class" and arg)
+        return frozenset(arg for role, arg, _ in self.bases.values()
+                         if role in ("observer", "pattern_pass") and arg)
+
+    @functools.cached_property
+    def registrations(self) -> frozenset[str]:
+        """Last name of every function that registers a pattern into a pattern pass
+        (``register_graph_pattern``): calls to these are recorded ("reg" sites)."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                         for name, (role, _, _) in self.bases.items()
+                         if role == "pattern_registration")
 
     @functools.cached_property
     def by_dotted(self) -> dict[str, str]:
@@ -263,6 +274,7 @@ class _Extractor(ast.NodeVisitor):
         self.in_container = False
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
+        self.registered: set[int] = set()  # registration calls recorded (decorator or call)
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -341,6 +353,10 @@ class _Extractor(ast.NodeVisitor):
                     klass["graph_call"] = evidence
         if klass is None:
             self._bind(node.name, ["func", qualname])
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call) and not self.light \
+                    and _last(decorator.func) in self.vocab.registrations:
+                self._registration(decorator, qualname)  # @register_graph_pattern(...) def h
         for decorator in node.decorator_list:
             self.visit(decorator)
         for default in [*node.args.defaults, *node.args.kw_defaults]:
@@ -611,9 +627,22 @@ class _Extractor(ast.NodeVisitor):
                 self._hook(name, value, "dict entry")
         self._contained(node)
 
+    def _registration(self, node: ast.Call, handler: str = "") -> None:
+        """A call of a registry ``pattern_registration`` function, by its last name; the index
+        decides which one it is and which pass dict it targets. ``handler``: the decorated def."""
+        if id(node) in self.registered:
+            return
+        self.registered.add(id(node))
+        self.summary["sites"].append({
+            "t": "reg", "call": self.expr(node), "handler": handler, "line": node.lineno,
+            "col": node.col_offset + 1, "scope": self.scope, "class": self._enclosing_class(),
+        })
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = _last(func)
+        if name in self.vocab.registrations and not self.light:
+            self._registration(node)
         if name in self.watched or any(k.arg in self.vocab.name_keywords for k in node.keywords):
             # By name, or by a naming keyword: MyPatternPass(pass_name=...) of a subclass
             # defined in another file; the index decides whether it really is one.

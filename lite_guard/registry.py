@@ -48,7 +48,7 @@ CONFIG_TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none
 # How a region may override a key: "forced" (not at all), "free" (any value of its type), or a
 # TOML array of the values it may set.
 REGION_POLICIES = ("forced", "free")
-BASE_ROLES = ("pass_class", "observer", "pattern_pass")
+BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration")
 
 SHIPPED_DIR = Path(__file__).parent / "registries"
 
@@ -169,7 +169,9 @@ class PipelineEntry(_VersionRanged):
 @dataclass(frozen=True)
 class BaseEntry(_VersionRanged):
     """Pass vocabulary: a class whose concrete subclasses are passes (pass_class), or whose
-    constructor names a pass (observer, pattern_pass: argument ``name_arg`` / ``name_position``)."""
+    constructor names a pass (observer, pattern_pass: argument ``name_arg`` / ``name_position``),
+    or a function that registers a pattern into a pattern pass (pattern_registration: the
+    argument holding the target pass dict; none when the target is fixed by the function)."""
 
     name: str  # "module:qualname"
     role: str
@@ -663,7 +665,9 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
         raise RegistryError(path, _field_line(lines, line, "name_position"),
                             "'name_position' must be an integer (the argument's index, self excluded)")
     name_arg = _require_str(path, raw, "name_arg", line, lines, required=False)
-    if role != "pass_class" and not name_arg and position < 0:
+    # pattern_registration: name_arg / name_position is the argument holding the target pass
+    # dict; without one, the function always registers into its own module's pattern passes.
+    if role not in ("pass_class", "pattern_registration") and not name_arg and position < 0:
         raise RegistryError(path, line, f"base '{name}' (role = \"{role}\") must say which argument"
                             " names the pass: add name_arg = \"...\" and/or name_position = N")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)

@@ -46,6 +46,11 @@ ACME_FINDINGS = [
     ("install.py", 21, 30, "acme.hooks.install:drop_views"),
     ("install.py", 22, 39, "acme.hooks.install:fold_scales"),
     ("install.py", 23, 56, "acme.hooks.install:fuse_joint"),
+    # Patterns registered into torch's own pattern passes (torchao x86 style), by handler
+    ("x86.py", 10, 46, "acme.quant.x86:acme_quant_patterns"),  # the project's own pattern pass
+    ("x86.py", 14, 6, "acme.quant.x86:_register_weight_prepack.<locals>.prepack_weight"),
+    ("x86.py", 19, 2, "acme.quant.x86:lower_relu"),
+    ("x86.py", 38, 5, "acme.quant.x86:register_doubling"),  # register_replacement, a call
 ]
 
 
@@ -157,6 +162,28 @@ def test_a_hook_key_held_in_another_modules_constant_is_followed(prefilter, monk
                             Registry.from_files([*SHIPPED, ACME_REGISTRY]), jobs=1)
     # (the registry's other entries name passes outside acme/hooks: LG003 stale, not ours here)
     assert [f for f in registered.findings if f.path.endswith(".py")] == []
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_a_pattern_registered_into_a_torch_pattern_pass_is_reported_by_its_handler(prefilter,
+                                                                                    monkeypatch):
+    # acme/quant/x86.py: register_freezing_graph_pattern (a torch wrapper with a fixed target),
+    # register_lowering_pattern(pass_dict=torch's pass_patterns[1]), register_replacement into
+    # [torch's pass_patterns[0]]; the registrations into the project's own acme_patterns are not
+    # findings (that pass is, at its constructor).
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    findings = lint_paths([ACME / "acme" / "quant"], Registry.from_files(SHIPPED), jobs=1).findings
+    assert _rows(findings) == [row for row in sorted(ACME_FINDINGS) if row[0] == "x86.py"]
+    assert _message(findings, "acme.quant.x86:lower_relu") == (
+        "graph pass 'acme.quant.x86:lower_relu' (a pattern registered by register_lowering_pattern"
+        " into torch's pattern pass torch._inductor.fx_passes.post_grad.pass_patterns; it runs"
+        " under that torch pass's name, which is all the runtime guard sees) is not in any"
+        " registry; register it: [[pass]] name = \"acme.quant.x86:lower_relu\", stage ="
+        " \"post_grad\", lite = \"never\", kind = \"pattern\"")
+    assert "register_freezing_graph_pattern into torch's pattern pass"  \
+        " torch._inductor.fx_passes.freezing_patterns (that module's own)" in _message(
+            findings, "acme.quant.x86:_register_weight_prepack.<locals>.prepack_weight")
 
 
 def test_backends_abstract_calls_and_plain_callables_are_not_passes():

@@ -88,7 +88,10 @@ def render_reference(registry: Registry) -> str:
         for p in sorted(registry.pipelines, key=lambda p: p.root)])
     lines += ["", "## Bases", "",
               "The pass vocabulary: concrete subclasses of a `pass_class` base are passes; an"
-              " `observer` or `pattern_pass` names its pass in a constructor argument.", ""]
+              " `observer` or `pattern_pass` names its pass in a constructor argument;"
+              " a `pattern_registration` function adds a pattern to the pattern pass its"
+              " argument names (or, with none, its own module's): outside torch that pattern"
+              " then runs under torch's pass name (LG001 reports it).", ""]
     lines += table(("name", "role", "name argument", "position", "torch", "file", "why"), [
         (code(b.name), b.role, code(b.name_arg), str(b.name_position) if b.name_position >= 0 else "–",
          code(b.torch), origin(b), cell(b.why)) for b in sorted(registry.bases, key=lambda b: b.name)])

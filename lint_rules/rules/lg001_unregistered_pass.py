@@ -202,6 +202,8 @@ class _Check:
                     self._constructor(module, site)
                 elif site["t"] == "hook":
                     self._hook(module, site)
+                elif site["t"] == "reg":
+                    self._registration(module, site)
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -417,6 +419,64 @@ class _Check:
         self._found(module, site["line"], site["col"], name,
                     f"{label} without a name, known here by its variable; the runtime guard sees"
                     " no name: give it one", kind, stage)
+
+    # ---- patterns registered into torch's pattern passes ----------------------------------
+    def _registration(self, module: str, site: dict) -> None:
+        """``@register_freezing_graph_pattern(...)`` / ``register_replacement(..., pass_dicts)``
+        outside torch, into one of torch's pattern passes: the pattern then runs under torch's
+        pass name, so registering torch's pass lets it run; reported so a person reviews it.
+        Inside torch these are torch's own passes' patterns; into the project's own pattern
+        pass, that pass is reported where it is built."""
+        if is_torch_module(real_module(module)):
+            return
+        index, call = self.index, site["call"]
+        if call[0] != "call" or call[1][:1] != ["n"]:
+            return
+        function = index.resolve_name(module, site["scope"], call[1][1], site["class"])
+        if function[0] not in ("ext", "func") or not function[2]:
+            return
+        name = f"{function[1]}:{function[2]}"
+        role, arg, position = index.vocab.bases.get(name, ("", "", -1))
+        if role != "pattern_registration":
+            return
+        if not arg and position < 0:  # the function's own module's pattern passes
+            target = f"{function[1]} (that module's own)"
+        else:
+            given = dict(call[3]).get(arg) if arg else None
+            if given is None and 0 <= position < len(call[2]):
+                given = call[2][position]
+            target = self._torch_pass_dict(module, site, given)
+            if target is None:
+                return
+        handler = site["handler"] or _owner(site) or "<module>"
+        identity = qualified_name(real_module(module), handler)
+        short = function[2].rsplit(".", 1)[-1]
+        self._found(module, site["line"], site["col"], identity,
+                    f"a pattern registered by {short} into torch's pattern pass {target}; it runs"
+                    " under that torch pass's name, which is all the runtime guard sees",
+                    "pattern", guess_stage(target))
+
+    def _torch_pass_dict(self, module: str, site: dict, given: Any) -> str | None:
+        """The torch pass dict a registration targets (``pass_patterns[1]``, a list of them),
+        as a dotted name; None when it is not torch's (or cannot be told)."""
+        if not isinstance(given, list) or not given:
+            return None
+        if given[0] == "l":
+            for element in given[1]:
+                found = self._torch_pass_dict(module, site, element)
+                if found is not None:
+                    return found
+            return None
+        if given[0] == "sub":  # pass_patterns[1]: the list of torch's pattern passes
+            return self._torch_pass_dict(module, site, given[1])
+        if given[0] != "n":
+            return None
+        ref = self.index.resolve_name(module, site["scope"], given[1], site["class"])
+        if ref[0] in ("ext", "value", "func", "class", "module") and len(ref) > 1 \
+                and isinstance(ref[1], str) and is_torch_module(ref[1]):
+            tail = ref[2] if ref[0] != "value" else given[1].rsplit(".", 1)[-1]
+            return f"{ref[1]}.{tail}" if isinstance(tail, str) and tail else ref[1]
+        return None
 
     # ---- hooks -----------------------------------------------------------------------------
     def _hook(self, module: str, site: dict) -> None:
