@@ -75,9 +75,14 @@ def words_of(data: bytes) -> frozenset[bytes]:
     is not plain ASCII UTF-8, also the words of its decoded text in NFKC form (Python folds
     ``ＣustomGraphPass`` to ``CustomGraphPass``; a ``coding:`` cookie can hide any spelling)."""
     words = frozenset(data.translate(_TO_WORDS).split())
-    if not data.isascii() or _cookie(data):
+    if _cookie(data):
+        # Not decoded in this process: a codec can be slow on purpose (punycode is quadratic:
+        # a 2 MB file, minutes). Such a file is always parsed, in a worker under the time
+        # budget, and its words count as holding every name (Scan.holds).
+        return words
+    if not data.isascii():
         text = _decoded(data)
-        if text is not None and (_cookie(data) or not unicodedata.is_normalized("NFKC", text)):
+        if text is not None and not unicodedata.is_normalized("NFKC", text):
             folded = unicodedata.normalize("NFKC", text).encode("utf-8", "surrogatepass")
             words = words | frozenset(folded.translate(_TO_WORDS).split())
     return words
@@ -137,6 +142,7 @@ class Scan:
     data: bytes
     _words: frozenset[bytes] | None = None
     _plain: bool | None = None
+    _opaque: tuple | None = None
 
     @property
     def words(self) -> frozenset[bytes]:
@@ -162,13 +168,28 @@ class Scan:
     def star(self) -> bool:
         return _STAR.search(self.data) is not None
 
+    @property
+    def opaque(self) -> bool:
+        """A coding cookie other than UTF-8: its words are not known here (see ``words_of``)."""
+        return self._cookie_name is not None
+
+    @property
+    def _cookie_name(self) -> str | None:
+        if self._opaque is None:
+            self._opaque = (_cookie(self.data),)
+        return self._opaque[0]
+
     def holds_all(self, names: Iterable[bytes]) -> bool:
+        if self.opaque:
+            return True
         names = list(names)
         if self._words is None and self.plain and not all(name in self.data for name in names):
             return False  # one is not even a substring
         return all(name in self.words for name in names)
 
     def holds(self, names: Iterable[bytes]) -> bool:
+        if self.opaque:
+            return True
         names = names if isinstance(names, (set, frozenset)) else frozenset(names)
         if self._words is None and len(names) <= 64 and self.plain \
                 and not any(name in self.data for name in names):
@@ -203,7 +224,8 @@ class Prefilter:
         return (module in self.root_modules or scan.holds(self.seeds)
                 or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
-                or bool(self.plan.file_rules_for(path, scan.data)) or not decodable(scan.data))
+                or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
+                or not decodable(scan.data))
 
     def must_parse(self, path: str, module: str, data: bytes, check_syntax: bool = True) -> bool:
         """Seeded, or (``check_syntax``) Python cannot parse it: then the analysis parses it,

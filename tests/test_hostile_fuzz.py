@@ -623,3 +623,40 @@ def test_generated_class_webs_lint_alike_with_the_prefilter_on_and_off(tmp_path_
         answers.append(sorted(f.text() for f in report.findings))
     assert any("real_pass:MyPass" in line for line in answers[0])
     assert answers[0] == answers[1]
+
+
+def test_a_file_with_a_coding_cookie_is_decoded_only_in_an_isolated_worker(tmp_path):
+    """A codec can be slow on purpose (punycode decodes in quadratic time: 580 KB took 2.5 s a
+    decode, three decodes in the lint's own process, none under a time budget; 2 MB, minutes).
+    The prefilter decoded cookie files in the parent to read their words. Now such a file is
+    always analysed in a worker (time and memory budget) and never decoded in the parent: a
+    codec registered here records the process that calls it."""
+    import codecs
+
+    calls: list[int] = []
+    utf8 = codecs.lookup("utf-8")
+
+    def decode(data, errors="strict"):
+        calls.append(os.getpid())  # in a forked worker this list is the worker's copy
+        return utf8.decode(data, errors)
+
+    def search(name):
+        if name == "hostile_fuzz_recording":
+            return codecs.CodecInfo(utf8.encode, decode, name="hostile_fuzz_recording")
+        return None
+
+    codecs.register(search)
+    try:
+        from lint_rules.engine import lint_paths
+        from lite_guard.registry import Registry
+
+        root = hostile_tree(tmp_path, {
+            "cookie.py": "# -*- coding: hostile_fuzz_recording -*-\n" + OTHER})
+        registry = Registry.load(extra_paths=[str(VOCABULARY)], include_project=False)
+        report = lint_paths([root], registry)
+    finally:
+        codecs.unregister(search)
+    assert calls == [], "the lint's own process decoded the file"
+    found = {(Path(f.path).name, f.line, f.code, f.name) for f in report.findings}
+    assert found == {("real_pass.py", 4, "LG001", "real_pass:MyPass"),
+                     ("cookie.py", 5, "LG001", "cookie:Other")}, report.findings
