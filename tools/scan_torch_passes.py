@@ -76,6 +76,8 @@ class Vocabulary:
     def from_registry(cls, registry: Registry) -> "Vocabulary":
         observers, patterns, bases, modules = {}, {}, set(), set()
         for base in registry.bases:
+            if base.role == "pattern_registration":
+                continue  # adds patterns to a pattern pass, defines none (LG001, outside torch)
             module, _, qualname = base.name.partition(":")
             leaf = qualname.rsplit(".", 1)[-1]
             modules.add(module.replace(".", "/") + ".py")
