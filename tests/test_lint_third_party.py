@@ -165,8 +165,8 @@ def test_a_hook_key_held_in_another_modules_constant_is_followed(prefilter, monk
 
 
 @pytest.mark.parametrize("prefilter", ["on", "off"])
-def test_a_pattern_registered_into_a_torch_pattern_pass_is_reported_by_its_handler(prefilter,
-                                                                                    monkeypatch):
+def test_a_pattern_registered_into_a_torch_pattern_pass_is_reported_by_its_handler(
+        prefilter, monkeypatch):
     # acme/quant/x86.py: register_freezing_graph_pattern (a torch wrapper with a fixed target),
     # register_lowering_pattern(pass_dict=torch's pass_patterns[1]), register_replacement into
     # [torch's pass_patterns[0]]; the registrations into the project's own acme_patterns are not
