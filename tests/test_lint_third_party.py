@@ -252,7 +252,7 @@ def _suggested_entries(path: Path) -> list[str]:
 
 
 def _compile_with(pass_object, registries: list[Path], monkeypatch):
-    from tests.compiler_models import compile_lite
+    from compiler_models import compile_lite
 
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", ":".join(str(p) for p in registries))
     x = torch.randn(8)
