@@ -176,7 +176,8 @@ def write_section(whole: str, alone: str, src: Path | None) -> None:
             + (f" (lint_rules of {src})" if src else "")
             + ". `lite_guard check --no-project` over snapshots of third-party Inductor pass code "
             "(pinned by commit or wheel sha256 in `bench/results/recall_third_party.json`, with the "
-            "hand labels: which classes, functions, observers and pattern passes are real passes, and the identity the guard checks). "
+            "hand labels: which classes, functions, observers and pattern passes are real passes, "
+            "and the identity the guard checks). "
             "Caveat: the labels are ours, and the lint was fixed against the misses they showed "
             "(70/87 found at 89d99ba), so this is recall on code the lint was tuned to. Every miss "
             "and label rule: [docs/lint-recall.md](docs/lint-recall.md).\n\n"
