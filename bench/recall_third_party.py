@@ -136,7 +136,13 @@ def main() -> int:
     for project in labels["projects"]:
         root = args.trees / project["project"]
         if args.prepare:
-            root = prepare(project, args.trees, args.mirrors)
+            try:
+                root = prepare(project, args.trees, args.mirrors)
+            except subprocess.CalledProcessError as exc:
+                print(f"{root}: cannot fetch the snapshot ({' '.join(map(str, exc.cmd[:4]))} ... exited "
+                      f"{exc.returncode}); fetch it where there is network access (the fetch tool's "
+                      f"mirror under --mirrors, or pip download), then rerun", file=sys.stderr)
+                return 2
         if not (root / ".complete").exists():
             print(f"{root}: no snapshot; run with --prepare", file=sys.stderr)
             return 2
