@@ -76,9 +76,10 @@ def random_like(val: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     n = flat.numel()
     if n >= 64:
         specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-40, -1e-40,
-                                 1.0, -1.0, 0.5, 65504.0, 3e38], dtype=torch.float32).to(dtype)
+                                 1.0, -1.0, 0.5, 65504.0, 3e38], dtype=torch.float32,
+                                device="cuda").to(dtype)
         idx = torch.randint(0, n, (min(n // 8, 4096),), device="cuda", generator=gen)
-        flat[idx] = specials[torch.arange(idx.numel(), device="cuda") % specials.numel()].cuda()
+        flat[idx] = specials[torch.arange(idx.numel(), device="cuda") % specials.numel()]
     return x
 
 
