@@ -39,11 +39,14 @@ class LiteCompiler:
     """One compile of one Dynamo graph: its registry, its derived config, its ledger."""
 
     def __init__(self, registry_paths: Sequence[str] = (), options: Mapping[str, Any] | None = None):
-        self.cudagraphs = False  # options={"cudagraphs": True}: lite_compiler.cudagraphs
-        if options:  # (no options: the CUDA-graph module is not even imported)
-            from lite_compiler.cudagraphs import parse_options
+        # options={"cudagraphs": True, "bitwise_fusion": True}: lite_compiler.options (without
+        # options, neither the CUDA-graph nor the fusion module is even imported).
+        self.cudagraphs = self.bitwise_fusion = False
+        if options:
+            from lite_compiler.options import parse_options
 
-            self.cudagraphs = parse_options(options)
+            parsed = parse_options(options)
+            self.cudagraphs, self.bitwise_fusion = parsed.cudagraphs, parsed.bitwise_fusion
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
         self.registry = registry(tuple(registry_paths))
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
@@ -125,11 +128,17 @@ class LiteCompiler:
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
                 self._run_always_custom_passes(gm, "post_grad")
                 adopt_enclosed(gm)  # gradient sums inside a region belong to it (scooping.py)
+                fusion = None
+                if self.bitwise_fusion:  # fusion groups become regions of their own (before the
+                    from lite_compiler import bitwise_fusion  # outer fingerprint: region nodes)
+
+                    if bitwise_fusion.plan(gm, name, self.ledger, self.inductor_config):
+                        fusion = bitwise_fusion.FusionHooks(self.ledger)
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,
                                           self.effects.rows)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
-                                lite_config=self.inductor_config)
+                                lite_config=self.inductor_config, fusion=fusion)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
                 self.effects.reset()
             self.ledger.graph_code[name] = gm.code
@@ -182,5 +191,5 @@ class LiteCompiler:
 def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
                  options: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
     """The ``torch_dynamo_backends`` entry point ``lite``; ``torch.compile(..., options=...)``
-    arrives as ``options`` (lite_compiler.cudagraphs.OPTIONS lists what it may hold)."""
+    arrives as ``options`` (lite_compiler.options lists what it may hold)."""
     return LiteCompiler(options=options)(gm, example_inputs, **kwargs)

@@ -21,39 +21,18 @@ Nothing here imports ``torch._inductor.cudagraph_trees`` before a graph is actua
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from lite_compiler.errors import LiteConfigError
 from lite_compiler.ledger import Ledger, LedgerEntry
 
-OPTION = "cudagraphs"
-# The options ``backend="lite"`` / ``mode="lite"`` accept, with their types.
-OPTIONS: dict[str, type] = {OPTION: bool}
+OPTION = "cudagraphs"  # its name in options={...} (parsed by lite_compiler.options)
 
 
 class CudaGraphsSkipped(UserWarning):
     """``options={"cudagraphs": True}`` was asked for, but a graph runs without a CUDA graph."""
-
-
-def parse_options(options: Mapping[str, Any] | None) -> bool:
-    """Whether ``options`` asks for CUDA graphs; anything else in it is one clear error."""
-    if not options:
-        return False
-    if not isinstance(options, Mapping):
-        raise LiteConfigError(f"lite options must be a dict, got {type(options).__name__};"
-                              " use options={\"cudagraphs\": True}")
-    for key, value in options.items():
-        if key not in OPTIONS:
-            raise LiteConfigError(
-                f"lite mode has no option {key!r} (it takes {sorted(OPTIONS)}); Inductor configs"
-                f" belong on regions: lite_compiler.region(id=..., **{{{key!r}: ...}})")
-        if not isinstance(value, OPTIONS[key]):
-            raise LiteConfigError(f"lite option {key!r} must be a {OPTIONS[key].__name__},"
-                                  f" got {value!r}")
-    return bool(options.get(OPTION, False))
 
 
 # ---- why a graph cannot be captured ------------------------------------------------------------

@@ -24,9 +24,9 @@ def install_lite_mode() -> None:
     @functools.wraps(original)
     def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("mode") == "lite" and kwargs.get("backend", "inductor") in ("inductor", "lite"):
-            from lite_compiler.cudagraphs import parse_options
+            from lite_compiler.options import parse_options
 
-            # Only lite's own options ({"cudagraphs": True}); Inductor configs go on regions.
+            # Only lite's own options (lite_compiler.options); Inductor configs go on regions.
             # Checked here so a typo fails at torch.compile, not at the first call.
             parse_options(kwargs.get("options"))
             kwargs = {**kwargs, "mode": None, "backend": lite_backend}

@@ -115,8 +115,15 @@ def compile_regions(
     is_inference: bool,
     is_backward: bool,
     lite_config: Mapping[str, Any],
+    fusion: Any = None,
 ) -> list[str]:
-    """Scoop and compile every region of ``gm`` in place; returns the region submodule names."""
+    """Scoop and compile every region of ``gm`` in place; returns the region submodule names.
+
+    ``fusion`` (lite_compiler.bitwise_fusion.FusionHooks) handles the regions made of fusion
+    groups: ``decompose(key, submod, fake_inputs)`` gives the graph Inductor compiles (their ops
+    were not decomposed in the trace), and ``wrap(key, aten_module, compiled, region_graph)`` the
+    callable the graph calls; ``aten_module`` runs the region's nodes as the ATen ops they were,
+    copied before anything changed them."""
     scooped = scoop(gm)
     if not scooped:
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
@@ -141,17 +148,22 @@ def compile_regions(
                 # From here to lowering, only registered passes may change the region graph.
                 session.effects.expect(submod.graph, "the region's scooped graph")
             _run_region_custom_passes(submod)
+            aten_module = _aten_copy(submod) if fusion is not None else None
+            lowered = fusion.decompose(key, submod, fake_inputs) if fusion is not None else submod
             with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides():
                 compiled = compile_fx_inner(
-                    submod, fake_inputs, is_inference=is_inference, is_backward=is_backward)
+                    lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
         session = guard.current_session()
         if session is not None:
             session.ledger.region_modules[region_graph] = _modules_in(submod)
         source = getattr(compiled, "source_code", None)
         if session is not None and source:
             session.ledger.region_code[region_graph] = source
+        region_call: Any = CompiledRegion(compiled, submod_name, fake_inputs)
+        if fusion is not None:
+            region_call = fusion.wrap(key, aten_module, region_call, region_graph)
         with gm.graph.inserting_after(call):
-            new = gm.graph.call_function(CompiledRegion(compiled, submod_name, fake_inputs), tuple(call.args))
+            new = gm.graph.call_function(region_call, tuple(call.args))
             new.meta = call.meta
         call.replace_all_uses_with(new)
         gm.graph.erase_node(call)
@@ -159,6 +171,13 @@ def compile_regions(
     if scooped:
         gm.recompile()
     return [name for name, _, _ in scooped]
+
+
+def _aten_copy(submod: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """The region's graph as it is now, in a module of its own: Inductor rewrites the original."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(submod.graph, {}))
+    return torch.fx.GraphModule(submod, graph)
 
 
 def _modules_in(submod: torch.fx.GraphModule) -> list[str]:

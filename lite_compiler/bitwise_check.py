@@ -1,0 +1,307 @@
+"""Is Inductor's code for one op signature bitwise equal to the ATen kernel? Decided by running it.
+
+A signature is an op overload with its inputs' dtypes and ranks, its constant arguments and the
+device it runs on. For every signature the fusion pass has not judged yet, one graph holding one
+node per signature (each reading its own inputs, writing its own output, in its own loop size so
+Inductor does not fuse them together) goes through the region path: Inductor compiles it under the
+fusion config, exactly as a fusion group is compiled, and the guard sees every pass. Then it runs
+on stress tensors (scaled normals with ±0, ±inf, NaN, subnormals and the largest finite values
+mixed in) next to the same nodes run by ATen, and the bit patterns are compared: floats are
+viewed as integers, so a NaN payload, a sign of zero or a flushed subnormal is a difference.
+A signature whose outputs differ anywhere, or that Inductor or ATen cannot run, is not fusible
+(fail closed). Verdicts are cached for the process, keyed by torch, device name and signature.
+
+Verdicts are of one kernel on one set of values; lite_compiler.bitwise_fusion checks every fused
+group again on its first real call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+
+# The region id the checks compile under (one per graph checked): never a user's region.
+CHECK_REGION = "__lite_bitwise_check__"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    bitwise: bool
+    reason: str = ""  # why not (empty when bitwise)
+
+
+_VERDICTS: dict[tuple[Any, ...], Verdict] = {}
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return device.type
+
+
+def signature(node: torch.fx.Node) -> tuple[Any, ...]:
+    """(op, device, per argument: tensor (dtype, rank) or the constant's repr, kwargs)."""
+    def arg_key(arg: Any) -> Any:
+        if isinstance(arg, torch.fx.Node):
+            val = arg.meta.get("val")
+            return ("tensor", str(val.dtype), val.dim()) if isinstance(val, torch.Tensor) else ("?",)
+        return repr(arg)
+
+    val = node.meta["val"]
+    return (str(node.target), str(val.device.type), tuple(arg_key(a) for a in node.args),
+            tuple(sorted((k, arg_key(v)) for k, v in node.kwargs.items())))
+
+
+def describe(sig: tuple[Any, ...]) -> str:
+    """``aten.neg.default(bfloat16[4d]) on cuda`` for ledger rows."""
+    op, device, args, kwargs = sig
+
+    def text(key: Any) -> str:
+        if isinstance(key, tuple) and key and key[0] == "tensor":
+            return f"{key[1].removeprefix('torch.')}[{key[2]}d]"
+        return str(key)
+
+    parts = [text(a) for a in args] + [f"{k}={text(v)}" for k, v in kwargs]
+    return f"{op}({', '.join(parts)}) on {device}"
+
+
+def cache_key(sig: tuple[Any, ...], device: torch.device) -> tuple[Any, ...]:
+    try:
+        import triton  # noqa: PLC0415 - only to key verdicts by its version where it exists
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = None
+    return (torch.__version__, triton_version, device_name(device), sig)
+
+
+def known(sig: tuple[Any, ...], device: torch.device) -> Verdict | None:
+    return _VERDICTS.get(cache_key(sig, device))
+
+
+def forget_verdicts() -> None:
+    """Drop every cached verdict (tests that must see a check run)."""
+    _VERDICTS.clear()
+
+
+# ---- stress values ------------------------------------------------------------------------------
+
+_SPECIALS = (0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-40, -1e-40, 1.0, -1.0, 0.5,
+             -0.5, 2.0, 65504.0, -65504.0, 3e38, -3e38)
+
+
+def stress_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device,
+                  gen: torch.Generator) -> torch.Tensor:
+    """Values that find rounding, NaN and subnormal differences: normals scaled by 2**[-20, 20),
+    one element in eight replaced by a special value (cycled, so every one appears)."""
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen).lt(0.5).to(device)
+    if not dtype.is_floating_point:
+        info = torch.iinfo(dtype)
+        low, high = max(info.min, -1000), min(info.max, 1000)
+        values = torch.randint(low, high, shape, generator=gen, dtype=torch.int64)
+        return values.to(dtype).to(device)
+    x = torch.randn(shape, generator=gen, dtype=torch.float64)
+    x = x * torch.exp2(torch.randint(-20, 20, shape, generator=gen).double())
+    flat = x.view(-1)
+    if flat.numel() >= 8:
+        where = torch.randperm(flat.numel(), generator=gen)[: max(len(_SPECIALS), flat.numel() // 8)]
+        specials = torch.tensor(_SPECIALS, dtype=torch.float64)
+        flat[where] = specials[torch.arange(where.numel()) % len(_SPECIALS)]
+    # Through float32 first: the specials (subnormals, 3e38) take the value each dtype rounds to.
+    return x.float().to(dtype).to(device)
+
+
+def stress_shape(out_shape: tuple[int, ...], in_shape: tuple[int, ...], last: int) -> tuple[int, ...]:
+    """A small stand-in for ``in_shape``, broadcasting against the output as it did: each output
+    dim is cut to 3 (the last one to ``last``); an input dim of 1 stays 1."""
+    mapped = [min(d, 3) for d in out_shape]
+    if mapped and out_shape[-1] > 1:
+        mapped[-1] = last
+    offset = len(out_shape) - len(in_shape)
+    return tuple(1 if d == 1 else mapped[offset + i] for i, d in enumerate(in_shape))
+
+
+# ---- bit comparison -----------------------------------------------------------------------------
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        ints = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        return t.contiguous().view(ints)
+    return t
+
+
+def difference(want: Any, got: Any, check_strides: bool) -> str | None:
+    """How ``got`` differs from ``want`` (ATen's) in dtype, shape, strides or bits; None if not."""
+    if isinstance(want, (list, tuple)):
+        if not isinstance(got, (list, tuple)) or len(want) != len(got):
+            return f"{len(want)} outputs expected, got {got!r:.60}"
+        for i, (w, g) in enumerate(zip(want, got)):
+            why = difference(w, g, check_strides)
+            if why is not None:
+                return f"output {i}: {why}"
+        return None
+    if not isinstance(want, torch.Tensor):
+        return None if want == got else f"{got!r} instead of {want!r}"
+    if not isinstance(got, torch.Tensor):
+        return f"{type(got).__name__} instead of a tensor"
+    if want.dtype != got.dtype:
+        return f"dtype {got.dtype} instead of {want.dtype}"
+    if want.shape != got.shape:
+        return f"shape {tuple(got.shape)} instead of {tuple(want.shape)}"
+    if check_strides and _strides(want) != _strides(got):
+        return f"strides {got.stride()} instead of {want.stride()}"
+    a, b = bits(want), bits(got)
+    if torch.equal(a, b):
+        return None
+    wrong = (a != b).view(-1)
+    first = int(wrong.nonzero()[0])
+    return (f"{int(wrong.sum())} of {wrong.numel()} elements differ in bits (first at flat index"
+            f" {first}: ATen {_show(want, first)}, Inductor {_show(got, first)})")
+
+
+def _strides(t: torch.Tensor) -> tuple[int, ...]:
+    """Strides that matter: a dim of size 1 is never stepped over."""
+    return tuple(s for s, d in zip(t.stride(), t.shape) if d > 1)
+
+
+def _show(t: torch.Tensor, i: int) -> str:
+    value = t.contiguous().view(-1)[i]
+    if t.dtype.is_floating_point:
+        raw = int(bits(value.reshape(1))[0]) & ((1 << (8 * t.element_size())) - 1)
+        return f"{value.item()!r} (0x{raw:0{2 * t.element_size()}x})"
+    return repr(value.item())
+
+
+# ---- the check ----------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _real_tensors() -> Iterator[None]:
+    """Real tensors while AOTAutograd's fake mode may be active around the compiler call."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily(), torch.no_grad():
+        yield
+
+
+def _fake_mode() -> Any:
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return detect_fake_mode() or FakeTensorMode()
+
+
+def check_signatures(nodes: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
+                     lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
+                     ) -> dict[tuple[Any, ...], Verdict]:
+    """Judge each signature (key) by the node given for it; cached verdicts are not re-run."""
+    verdicts: dict[tuple[Any, ...], Verdict] = {}
+    todo: dict[tuple[Any, ...], torch.fx.Node] = {}
+    for sig, node in nodes.items():
+        device = node.meta["val"].device
+        held = known(sig, device)
+        if held is not None:
+            verdicts[sig] = held
+        else:
+            todo[sig] = node
+    if todo:
+        fresh = _run_checks(todo, graph_name, lite_config, fusion_configs)
+        for sig, verdict in fresh.items():
+            _VERDICTS[cache_key(sig, todo[sig].meta["val"].device)] = verdict
+        verdicts.update(fresh)
+    return verdicts
+
+
+def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
+                lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
+                ) -> dict[tuple[Any, ...], Verdict]:
+    from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
+    from lite_compiler.bitwise_fusion import FusionHooks
+    from lite_compiler.regions import compile_regions
+
+    fake_mode = _fake_mode()
+    gen = torch.Generator().manual_seed(0)
+    graph = torch.fx.Graph()
+    inputs: list[torch.Tensor] = []
+    outputs: list[torch.fx.Node] = []
+    sigs: list[tuple[Any, ...]] = []
+    annotation = region_annotation(CHECK_REGION, fusion_configs)
+    verdicts: dict[tuple[Any, ...], Verdict] = {}
+    with _real_tensors():
+        for k, (sig, node) in enumerate(todo.items()):
+            out_val = node.meta["val"]
+            last = 1031 + 2 * k  # odd and distinct: vector body plus a tail, no loop shared
+            args = []
+            try:
+                fake_args = []
+                for arg in node.args:
+                    if not isinstance(arg, torch.fx.Node):
+                        args.append(arg)
+                        fake_args.append(arg)
+                        continue
+                    val = arg.meta["val"]
+                    real = stress_tensor(stress_shape(tuple(out_val.shape), tuple(val.shape), last),
+                                         val.dtype, val.device, gen)
+                    placeholder = graph.placeholder(f"in{len(inputs)}")
+                    placeholder.meta["val"] = fake_mode.from_tensor(real, static_shapes=True)
+                    inputs.append(real)
+                    args.append(placeholder)
+                    fake_args.append(placeholder.meta["val"])
+                with fake_mode:
+                    out_fake = node.target(*fake_args, **node.kwargs)
+            except Exception as exc:  # noqa: BLE001 - a signature we cannot stage is not fusible
+                verdicts[sig] = Verdict(False, f"cannot build its check: {type(exc).__name__}: {exc}"[:300])
+                continue
+            op = graph.call_function(node.target, tuple(args), dict(node.kwargs))
+            op.meta["val"] = out_fake
+            op.meta["custom"] = {ANNOTATION_KEY: annotation}
+            outputs.append(op)
+            sigs.append(sig)
+        if not outputs:
+            return verdicts
+        graph.output(tuple(outputs))
+        check_gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+        aten_gm = torch.fx.GraphModule(torch.nn.Module(), _copy_graph(graph))
+        try:
+            want = aten_gm(*inputs)
+        except Exception as exc:  # noqa: BLE001
+            # One op ATen cannot run on stress values: judge the rest one by one.
+            return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
+        try:
+            compile_regions(check_gm, f"{graph_name}/bitwise-check", is_inference=True,
+                            is_backward=False, lite_config=lite_config,
+                            fusion=FusionHooks(None, also=(CHECK_REGION,)))
+            got = check_gm(*inputs)
+        except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
+            if len(sigs) > 1:
+                return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
+            return {**verdicts, sigs[0]: Verdict(False, f"Inductor failed: {type(exc).__name__}:"
+                                                       f" {str(exc).splitlines()[0] if str(exc) else ''}")}
+        for sig, w, g in zip(sigs, want, got):
+            why = difference(w, g, check_strides=False)
+            verdicts[sig] = Verdict(True) if why is None else Verdict(False, why)
+    return verdicts
+
+
+def _one_by_one(todo: Mapping[tuple[Any, ...], torch.fx.Node], sigs: list[tuple[Any, ...]],
+                graph_name: str, lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any],
+                exc: Exception) -> dict[tuple[Any, ...], Verdict]:
+    """The batch failed as a whole: check each signature alone, so one bad op blames only itself."""
+    if len(sigs) == 1:
+        return {sigs[0]: Verdict(False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")}
+    out: dict[tuple[Any, ...], Verdict] = {}
+    for sig in sigs:
+        out.update(_run_checks({sig: todo[sig]}, graph_name, lite_config, fusion_configs))
+    return out
+
+
+def _copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:
+    """A copy to run by ATen: compiling the region rewrites the original."""
+    copy = torch.fx.Graph()
+    out = copy.graph_copy(graph, {})
+    copy.output(out)
+    return copy

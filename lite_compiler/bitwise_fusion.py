@@ -1,0 +1,246 @@
+"""Bitwise pointwise fusion outside regions: ``options={"bitwise_fusion": True}``.
+
+Outside annotated regions lite mode runs aot_eager's ATen graph, one kernel per op. This pass
+fuses connected pointwise ops into Inductor kernels only where it can show, by running them,
+that the fused kernel computes the same bits as the ATen kernels; everything else stays ATen.
+
+1. Candidates, by structure: ``call_function`` nodes on ATen overloads tagged
+   ``torch.Tag.pointwise`` (not ``nondeterministic_seeded``, schema not mutable, no aliasing
+   return), outside every region, with static shapes and every tensor on one device. A
+   dtype-only ``aten._to_copy`` (a pointwise conversion torch does not tag, because ``_to_copy``
+   also moves devices) is admitted when it changes nothing but the dtype.
+2. Groups: maximal connected groups that stay convex (no path leaves a group and comes back;
+   torch.fx's CapabilityBasedPartitioner, checked again here) and that scooping keeps whole
+   (lite_compiler.scooping's order split), with at least two ops.
+3. Proof by effect, fail closed: (a) each op signature is compiled and run on stress values
+   next to ATen (lite_compiler.bitwise_check); a signature that differs in any bit is not a
+   candidate. (b) each group, on its first real call, runs both the fused kernel and its ATen
+   nodes on the real inputs; if any output differs in bits, dtype, shape or strides, the group
+   runs its ATen nodes from then on, and the ledger says which output differed.
+4. Each group becomes a region of its own id with the eager-numerics Inductor configs
+   (FUSION_CONFIGS, allowed by the registry's region policy) and compiles through the region
+   path, so the guard sees every Inductor pass, and the outer-graph effect check still holds
+   everything outside the groups to AOTAutograd's graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import torch.fx
+
+from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
+from lite_compiler.bitwise_check import check_signatures, describe, difference, signature
+from lite_compiler.ledger import Ledger, LedgerEntry
+from lite_compiler.regions import CompiledRegion
+from lite_compiler.scooping import _split_for_order, is_annotated
+
+OPTION = "bitwise_fusion"
+# Inductor configs of every fusion group (and signature check), on top of the lite config, which
+# already forces emulate_precision_casts (rounding at every cast, no FMA contraction in Triton).
+FUSION_CONFIGS: dict[str, Any] = {
+    "eager_numerics.division_rounding": True,  # a / b rounded as ATen's div (not a * (1/b))
+    "eager_numerics.disable_ftz": True,  # subnormals kept, as ATen keeps them
+}
+REGION_PREFIX = "bitwise_fusion/"
+
+
+def is_fusion_key(key: Any) -> bool:
+    return isinstance(key, str) and key.startswith(REGION_PREFIX)
+
+
+# ---- 1. candidates ------------------------------------------------------------------------------
+
+def _static_tensor(val: Any) -> bool:
+    return isinstance(val, torch.Tensor) and all(
+        isinstance(d, int) for d in (*val.shape, *val.stride(), val.storage_offset()))
+
+
+def _dtype_only_conversion(node: torch.fx.Node) -> bool:
+    """``aten._to_copy(x, dtype=...)``: elementwise, but untagged since it may also move devices."""
+    if node.target is not torch.ops.aten._to_copy.default or set(node.kwargs) - {"dtype", "layout", "device"}:
+        return False
+    (source,) = node.args if len(node.args) == 1 else (None,)
+    src, out = getattr(source, "meta", {}).get("val"), node.meta.get("val")
+    return (isinstance(src, torch.Tensor) and isinstance(out, torch.Tensor)
+            and src.device == out.device and out.layout == torch.strided)
+
+
+def candidate(node: torch.fx.Node) -> bool:
+    """Whether ``node`` may join a fusion group, by its schema, tags and values (never its name)."""
+    target = node.target
+    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or is_annotated(node):
+        return False
+    schema = target._schema
+    if torch.Tag.nondeterministic_seeded in target.tags or schema.is_mutable:
+        return False
+    if len(schema.returns) != 1 or schema.returns[0].alias_info is not None:
+        return False
+    if torch.Tag.pointwise not in target.tags and not _dtype_only_conversion(node):
+        return False
+    val = node.meta.get("val")
+    if not _static_tensor(val) or val.numel() == 0:
+        return False
+    for arg in (*node.args, *node.kwargs.values()):
+        if isinstance(arg, torch.fx.Node):
+            arg_val = arg.meta.get("val")
+            if not _static_tensor(arg_val) or arg_val.device != val.device:
+                return False
+        elif isinstance(arg, (list, tuple, torch.Tensor)):
+            return False  # tensor lists and tensor constants: not a plain elementwise argument
+    return True
+
+
+# ---- 2. groups ----------------------------------------------------------------------------------
+
+def convex(gm: torch.fx.GraphModule, members: set[torch.fx.Node], order: Mapping[torch.fx.Node, int]) -> bool:
+    """No path leaves ``members`` and comes back (else one call for the group would wait on a node
+    that waits on the group)."""
+    last = max(order[n] for n in members)
+    seen: set[torch.fx.Node] = set()
+    todo = [u for n in members for u in n.users if u not in members]
+    while todo:
+        node = todo.pop()
+        if node in seen or order[node] > last:
+            continue
+        seen.add(node)
+        for user in node.users:
+            if user in members:
+                return False
+            todo.append(user)
+    return True
+
+
+def find_groups(gm: torch.fx.GraphModule, fusible: set[torch.fx.Node]) -> list[list[torch.fx.Node]]:
+    """Maximal connected convex groups of ``fusible`` nodes, as scooping will keep them, >= 2 ops."""
+    if len(fusible) < 2:
+        return []
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import create_op_support
+
+    support = create_op_support(lambda _mods, node: node in fusible)
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=False)
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    groups = []
+    for partition in partitioner.propose_partitions():
+        for chunk in _split_for_order(gm, partition.nodes, order):
+            members = set(chunk)
+            if len(members) >= 2 and convex(gm, members, order):
+                groups.append(sorted(members, key=order.__getitem__))
+    return sorted(groups, key=lambda g: order[g[0]])
+
+
+# ---- 3b + 4. the plan for one graph and the verified call ----------------------------------------
+
+def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
+         lite_config: Mapping[str, Any]) -> int:
+    """Annotate each fusible group of ``gm`` as a region of its own; returns how many."""
+    nodes = [n for n in gm.graph.nodes if candidate(n)]
+    if len(nodes) < 2:
+        return 0
+    by_sig: dict[tuple[Any, ...], list[torch.fx.Node]] = {}
+    for node in nodes:
+        by_sig.setdefault(signature(node), []).append(node)
+    verdicts = check_signatures({sig: group[0] for sig, group in by_sig.items()}, graph_name,
+                                lite_config, FUSION_CONFIGS)
+    fusible: set[torch.fx.Node] = set()
+    for sig, members in by_sig.items():
+        verdict = verdicts[sig]
+        if verdict.bitwise:
+            fusible.update(members)
+            continue
+        ledger.add(LedgerEntry(
+            name=f"{OPTION} {describe(sig)}", stage="fusion", graph=graph_name, allowed=False,
+            lite="option", kind="fusion",
+            reason=f"signature not bitwise, its {len(members)} node(s) stay ATen ops: {verdict.reason}"))
+    groups = find_groups(gm, fusible)
+    for i, group in enumerate(groups):
+        annotation = region_annotation(f"{REGION_PREFIX}{i}", FUSION_CONFIGS)
+        for node in group:
+            node.meta["custom"] = {**(node.meta.get("custom") or {}), ANNOTATION_KEY: annotation}
+    return len(groups)
+
+
+class VerifiedFusion(CompiledRegion):
+    """A fusion group's call: on its first call both the fused kernel and the group's ATen nodes
+    run and are compared; from then on the one that matched ATen (or ATen itself) runs alone."""
+
+    def __init__(self, region: CompiledRegion, aten: torch.fx.GraphModule, graph: str,
+                 ops: list[str], ledger: Ledger):
+        self.__dict__.update(region.__dict__)  # a CompiledRegion still: the effect check, CUDA graphs
+        self.region, self.aten, self.graph, self.ops, self.ledger = region, aten, graph, ops, ledger
+        self.chosen: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self.chosen is not None:
+            return self.chosen(*args)
+        if any(isinstance(a, torch.Tensor) and a.is_cuda for a in args) \
+                and torch.cuda.is_current_stream_capturing():
+            return self._decide(None, "its first call was inside a CUDA graph capture, where it"
+                                      " cannot be checked")(*args)
+        want = self.aten(*args)
+        got = self.region(*args)
+        why = difference(list(want), list(got), check_strides=True)
+        self._decide(self.region if why is None else None, why)
+        return want  # bitwise equal to the fused result when fused; ATen's own when not
+
+    def _decide(self, fused: Any, why: str | None) -> Any:
+        self.chosen = fused if fused is not None else self.aten
+        what = f"{len(self.ops)} ops ({', '.join(self.ops)})"
+        reason = (f"fused: {what}; bitwise equal to ATen on its first call (bits, dtypes, shapes,"
+                  " strides)" if fused is not None else
+                  f"fell back to ATen: {what}; {why}")
+        self.ledger.add(LedgerEntry(name=OPTION, stage="runtime", graph=self.graph,
+                                    allowed=fused is not None, lite="option", kind="fusion",
+                                    reason=reason))
+        return self.chosen
+
+
+class FusionHooks:
+    """What compile_regions does differently for fusion groups (and signature checks)."""
+
+    def __init__(self, ledger: Ledger | None, also: tuple[Any, ...] = ()):
+        self.ledger = ledger
+        self.keys = also  # more region ids to decompose (bitwise_check's check region)
+
+    def _ours(self, key: Any) -> bool:
+        return is_fusion_key(key) or key in self.keys
+
+    def decompose(self, key: Any, submod: torch.fx.GraphModule, fake_inputs: list[Any]
+                  ) -> torch.fx.GraphModule:
+        """The group's graph with Inductor's decompositions applied, as a user region's ops are
+        decomposed in the AOTAutograd trace (lite_selective_decomposition); the guard records the
+        pass, and the effect check expects its result at lowering."""
+        if not self._ours(key):
+            return submod
+        from torch._guards import detect_fake_mode
+        from torch._inductor.decomposition import select_decomp_table
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        from lite_compiler import guard
+        from lite_compiler.effects import registered_pass
+
+        name = "lite_selective_decomposition"
+        fake_mode = detect_fake_mode(fake_inputs)  # constants a decomposition makes are fake too
+        with guard.timed(name, "aot") as record, registered_pass(name, "aot", (submod,), record) as done, \
+                fake_mode if fake_mode is not None else contextlib.nullcontext():
+            decomposed = make_fx(submod, decomposition_table=select_decomp_table())(*fake_inputs)
+            done(decomposed)
+        return decomposed
+
+    def wrap(self, key: Any, aten: torch.fx.GraphModule, region: CompiledRegion, graph: str) -> Any:
+        if not is_fusion_key(key) or self.ledger is None:
+            return region
+        ops = [str(n.target) for n in aten.graph.nodes if n.op == "call_function"]
+        self.ledger.add(LedgerEntry(name=OPTION, stage="fusion", graph=graph, allowed=True,
+                                    lite="option", kind="fusion",
+                                    reason=f"group of {len(ops)} ops compiled with {FUSION_CONFIGS};"
+                                           " checked against ATen on its first call"))
+        return VerifiedFusion(region, aten, graph, ops, self.ledger)
+
+
+__all__ = ["FUSION_CONFIGS", "OPTION", "VerifiedFusion", "candidate", "convex", "find_groups",
+           "is_fusion_key", "plan", "FusionHooks"]
