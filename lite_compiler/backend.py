@@ -42,11 +42,13 @@ class LiteCompiler:
         # options={"cudagraphs": True, "bitwise_fusion": True}: lite_compiler.options (without
         # options, neither the CUDA-graph nor the fusion module is even imported).
         self.cudagraphs = self.bitwise_fusion = False
+        self.signature_check = True
         if options:
             from lite_compiler.options import parse_options
 
             parsed = parse_options(options)
             self.cudagraphs, self.bitwise_fusion = parsed.cudagraphs, parsed.bitwise_fusion
+            self.signature_check = parsed.bitwise_fusion_signature_check
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
         self.registry = registry(tuple(registry_paths))
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
@@ -132,7 +134,8 @@ class LiteCompiler:
                 if self.bitwise_fusion:  # fusion groups become regions of their own (before the
                     from lite_compiler import bitwise_fusion  # outer fingerprint: region nodes)
 
-                    if bitwise_fusion.plan(gm, name, self.ledger, self.inductor_config):
+                    if bitwise_fusion.plan(gm, name, self.ledger, self.inductor_config,
+                                            signature_check=self.signature_check):
                         fusion = bitwise_fusion.FusionHooks(self.ledger)
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,

@@ -1,11 +1,16 @@
 """The options ``backend="lite"`` and ``mode="lite"`` accept: ``torch.compile(..., options={...})``.
 
-    cudagraphs       replay the lite forward and backward as CUDA graphs (lite_compiler.cudagraphs)
-    bitwise_fusion   fuse pointwise ops outside regions where Inductor is proven bitwise equal to
-                     ATen, falling back to ATen elsewhere (lite_compiler.bitwise_fusion)
+    cudagraphs                      replay the lite forward and backward as CUDA graphs
+                                    (lite_compiler.cudagraphs); default False
+    bitwise_fusion                  fuse pointwise ops outside regions where Inductor is proven
+                                    bitwise equal to ATen, ATen elsewhere
+                                    (lite_compiler.bitwise_fusion); default False
+    bitwise_fusion_signature_check  with bitwise_fusion: first prove each op signature on stress
+                                    values (default True); False skips that compile and leaves
+                                    the proof to each group's first-call check alone
 
-Every option is a bool and off by default. Anything else is one clear error (LiteConfigError):
-Inductor configs belong on regions, not here.
+Every option is a bool. Anything else is one clear error (LiteConfigError): Inductor configs
+belong on regions, not here.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from lite_compiler.errors import LiteConfigError
 class LiteOptions:
     cudagraphs: bool = False
     bitwise_fusion: bool = False
+    bitwise_fusion_signature_check: bool = True
 
 
 # name -> type, in the order the error message lists them (derived from LiteOptions' fields).
@@ -42,4 +48,8 @@ def parse_options(options: Mapping[str, Any] | None) -> LiteOptions:
         if not isinstance(value, OPTIONS[key]):
             raise LiteConfigError(f"lite option {key!r} must be a {OPTIONS[key].__name__},"
                                   f" got {value!r}")
-    return LiteOptions(**{key: bool(value) for key, value in options.items()})
+    parsed = LiteOptions(**{key: bool(value) for key, value in options.items()})
+    if "bitwise_fusion_signature_check" in options and not parsed.bitwise_fusion:
+        raise LiteConfigError("lite option 'bitwise_fusion_signature_check' only applies with"
+                              " 'bitwise_fusion': True; add it or drop the check option")
+    return parsed

@@ -1,0 +1,279 @@
+"""Bitwise pointwise fusion outside regions: options={"bitwise_fusion": True}.
+
+Every test compiles real functions with backend="lite" and compares outputs and gradients with
+backend="aot_eager" by torch.equal; the ledger and the generated code show what was fused and what
+fell back, and why. On CPU, Inductor's C++ code is bitwise equal to ATen for most of these ops
+(add, mul, sub, where, rsqrt, casts, relu) and not for fp32 exp (a different exp polynomial):
+that is the real non-bitwise signature the fallback tests use, found by the checker itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import lite_compiler
+from lite_compiler import bitwise_check
+from lite_compiler.bitwise_fusion import candidate, convex, find_groups
+
+FUSION = {"bitwise_fusion": True}
+
+
+def _fusion_rows():
+    return [e for e in lite_compiler.last_ledger("lite").entries if e.kind == "fusion"]
+
+
+def _fused(rows):
+    return [e for e in rows if e.stage == "runtime" and e.allowed]
+
+
+def _fell_back(rows):
+    return [e for e in rows if e.stage == "runtime" and not e.allowed]
+
+
+def _grads_and_outputs(fn, make_inputs, steps: int = 1):
+    """Outputs and input grads of ``steps`` calls of ``fn`` on fresh inputs each."""
+    results = []
+    for step in range(steps):
+        inputs = make_inputs(step)
+        out = fn(*inputs)
+        out.float().sum().backward()
+        results.append((out.detach(), *(t.grad for t in inputs if t.requires_grad)))
+    return results
+
+
+def _assert_bitwise(a, b):
+    assert len(a) == len(b)
+    for step_a, step_b in zip(a, b):
+        assert len(step_a) == len(step_b)
+        for x, y in zip(step_a, step_b):
+            assert x.dtype == y.dtype and torch.equal(x, y)
+
+
+def _compare(fn, make_inputs, options=FUSION, steps: int = 2):
+    torch._dynamo.reset()
+    ours = _grads_and_outputs(torch.compile(fn, backend="lite", options=options), make_inputs, steps)
+    ledger = lite_compiler.last_ledger("lite")
+    torch._dynamo.reset()
+    reference = _grads_and_outputs(torch.compile(fn, backend="aot_eager"), make_inputs, steps)
+    _assert_bitwise(ours, reference)
+    return ledger
+
+
+def _chain(x, y, w):
+    """add/mul/sub/where/rsqrt and casts around one matmul: pointwise groups fw and bw."""
+    a = (x * y + 1.5).rsqrt()
+    b = torch.where(a > 0.25, a, x - y)
+    h = b.to(torch.bfloat16).to(x.dtype) @ w
+    return torch.relu(h) * 0.5 - h
+
+
+def _chain_inputs(dtype):
+    def make(step):
+        gen = torch.Generator().manual_seed(step)
+        x = torch.rand(32, 48, generator=gen).to(dtype).requires_grad_()
+        y = torch.rand(32, 48, generator=gen).to(dtype).requires_grad_()
+        w = torch.randn(48, 16, generator=gen).to(dtype).requires_grad_()
+        return x, y, w
+    return make
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_pointwise_chains_fuse_and_stay_bitwise_equal_to_aot_eager(dtype):
+    ledger = _compare(_chain, _chain_inputs(dtype))
+    rows = _fusion_rows()
+    fused = _fused(rows)
+    assert not _fell_back(rows), [e.reason for e in _fell_back(rows)]
+    # Forward and backward both fused, each group a region with Inductor code of its own.
+    assert any(e.graph.split("/")[1] == "fw" for e in fused), [e.graph for e in fused]
+    assert any(e.graph.split("/")[1] == "bw" for e in fused), [e.graph for e in fused]
+    assert all(e.graph in ledger.region_code for e in fused)
+    assert any("aten.where.self" in e.reason and "aten.sub.Tensor" in e.reason for e in fused)
+    fw_code = next(code for name, code in ledger.graph_code.items() if name.endswith("/fw"))
+    assert "bitwise_fusion" in fw_code
+    if dtype == torch.float32:  # (bf16 rsqrt on CPU differs from ATen in NaN payloads: stays ATen)
+        assert "torch.ops.aten.rsqrt" not in fw_code
+
+
+def test_a_small_mlp_trains_bitwise_equal_to_aot_eager_with_groups_fused():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(24, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+
+    def loss_of(m, x, target):
+        return ((m(x) - target) ** 2 * 0.5 + m[0].weight.abs().mean() * 1e-3).mean()
+
+    def train(backend, options=None):
+        torch._dynamo.reset()
+        m = torch.nn.Sequential(torch.nn.Linear(24, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+        m.load_state_dict(model.state_dict())
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        step = torch.compile(loss_of, backend=backend, **({"options": options} if options else {}))
+        gen = torch.Generator().manual_seed(1)
+        losses, ledger = [], None
+        for _ in range(3):
+            x, target = torch.randn(16, 24, generator=gen), torch.randn(16, 8, generator=gen)
+            opt.zero_grad()
+            loss = step(m, x, target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+            ledger = ledger or (lite_compiler.last_ledger("lite") if backend == "lite" else None)
+        return losses, [p.detach().clone() for p in m.parameters()], ledger
+
+    ours_losses, ours_params, ledger = train("lite", FUSION)
+    ref_losses, ref_params, _ = train("aot_eager")
+    assert all(torch.equal(a, b) for a, b in zip(ours_losses, ref_losses))
+    assert all(torch.equal(a, b) for a, b in zip(ours_params, ref_params))
+    fused = [e for e in ledger.entries if e.kind == "fusion" and e.stage == "runtime" and e.allowed]
+    assert {e.graph.split("/")[1] for e in fused} == {"fw", "bw"}, [e.graph for e in fused]
+
+
+def _with_exp(x, y):
+    return (torch.exp(x * 0.5) * y + 1.0) * 2.0 - y
+
+
+def _exp_inputs(step):
+    gen = torch.Generator().manual_seed(step)
+    return (torch.randn(40, 64, generator=gen).requires_grad_(),
+            torch.randn(40, 64, generator=gen).requires_grad_())
+
+
+def test_a_signature_that_is_not_bitwise_stays_aten_with_its_reason_in_the_ledger():
+    bitwise_check.forget_verdicts()  # the check itself must run here, not a cached verdict
+    ledger = _compare(_with_exp, _exp_inputs)
+    rows = [e for e in _fusion_rows() if e.stage == "fusion" and not e.allowed]
+    exp_rows = [e for e in rows if e.name == "bitwise_fusion aten.exp.default(float32[2d]) on cpu"]
+    assert exp_rows, [e.name for e in rows]
+    assert "signature not bitwise" in exp_rows[0].reason
+    assert "elements differ in bits" in exp_rows[0].reason
+    fw_code = next(code for name, code in ledger.graph_code.items() if name.endswith("/fw"))
+    assert "torch.ops.aten.exp.default" in fw_code  # still the ATen op
+    assert _fused(_fusion_rows())  # the ops around it still fuse
+
+
+def test_a_group_whose_first_call_differs_from_aten_falls_back_for_good():
+    """With the signature check off (a documented option), exp joins a group; the group's
+    first-call check finds the bits that differ and the group runs ATen from then on."""
+    options = {"bitwise_fusion": True, "bitwise_fusion_signature_check": False}
+    ledger = _compare(_with_exp, _exp_inputs, options=options, steps=3)
+    rows = _fusion_rows()
+    back = [e for e in _fell_back(rows) if "aten.exp.default" in e.reason]
+    assert back, [e.reason for e in rows]
+    assert "fell back to ATen" in back[0].reason and "elements differ in bits" in back[0].reason
+    assert back[0].graph in ledger.region_code  # it was compiled; the check refused it
+    # Decided once: one runtime row per group, however many calls followed.
+    assert len([e for e in rows if e.graph == back[0].graph and e.stage == "runtime"]) == 1
+
+
+def test_without_the_option_nothing_is_fused():
+    torch._dynamo.reset()
+    torch.compile(_chain, backend="lite")(*_chain_inputs(torch.float32)(0))
+    assert _fusion_rows() == []
+    assert lite_compiler.last_ledger("lite").region_code == {}
+
+
+def test_mode_lite_takes_the_option():
+    torch._dynamo.reset()
+    torch.compile(_chain, mode="lite", options=FUSION)(*_chain_inputs(torch.float32)(0))
+    assert _fused(_fusion_rows())
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"bitwise_fusoin": True}, "lite mode has no option 'bitwise_fusoin'"),
+    ({"bitwise_fusion": 1}, "lite option 'bitwise_fusion' must be a bool, got 1"),
+    ({"bitwise_fusion_signature_check": False},
+     "lite option 'bitwise_fusion_signature_check' only applies with 'bitwise_fusion': True"),
+])
+def test_option_errors_are_one_line(options, message):
+    with pytest.raises(lite_compiler.LiteConfigError, match=message) as caught:
+        torch.compile(_chain, mode="lite", options=options)
+    assert "\n" not in str(caught.value)
+
+
+def test_regions_and_fusion_groups_stay_apart():
+    def f(x, y, w):
+        with lite_compiler.region(id="norm"):
+            x = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6)
+        return _chain(x, y, w)
+
+    # A user region is Inductor's own numerics (close to aot_eager, not bitwise): compare with
+    # lite mode without fusion, which runs the same region.
+    make = _chain_inputs(torch.float32)
+    torch._dynamo.reset()
+    plain = _grads_and_outputs(torch.compile(f, backend="lite"), make, 2)
+    torch._dynamo.reset()
+    fused = _grads_and_outputs(torch.compile(f, backend="lite", options=FUSION), make, 2)
+    _assert_bitwise(plain, fused)
+    ledger = lite_compiler.last_ledger("lite")
+    assert any("region[norm]" in name for name in ledger.region_code)
+    assert _fused(_fusion_rows())
+    assert all("region[norm]" not in e.graph for e in _fusion_rows())
+
+
+# ---- grouping, by structure ---------------------------------------------------------------------
+
+def _traced(fn, *args):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    return make_fx(fn)(*args)
+
+
+def test_groups_are_convex_connected_and_skip_non_pointwise_ops():
+    def f(x):
+        a = x * 2.0  # pointwise
+        b = a.sum(-1, keepdim=True)  # a reduction: not a candidate
+        c = a + b  # a path a -> b -> c leaves {a, c} and comes back: they cannot share a group
+        d = torch.bernoulli(torch.sigmoid(x))  # seeded random: never fused
+        return c - 1.0, d
+
+    gm = _traced(f, torch.randn(4, 8))
+    fusible = {n for n in gm.graph.nodes if candidate(n)}
+    assert sorted(str(n.target) for n in fusible) == [
+        "aten.add.Tensor", "aten.mul.Tensor", "aten.sigmoid.default", "aten.sub.Tensor"]
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    mul, add = (next(n for n in fusible if str(n.target) == t) for t in ("aten.mul.Tensor", "aten.add.Tensor"))
+    assert not convex(gm, {mul, add}, order)
+    groups = find_groups(gm, fusible)
+    assert [[str(n.target) for n in g] for g in groups] == [["aten.add.Tensor", "aten.sub.Tensor"]]
+
+
+# ---- GPU (the lead runs these on the H200) -------------------------------------------------------
+
+def _cuda_chain_inputs(dtype):
+    def make(step):
+        gen = torch.Generator(device="cuda").manual_seed(step)
+        x = torch.rand(64, 96, device="cuda", generator=gen).to(dtype).requires_grad_()
+        y = torch.rand(64, 96, device="cuda", generator=gen).to(dtype).requires_grad_()
+        w = torch.randn(96, 32, device="cuda", generator=gen).to(dtype).requires_grad_()
+        return x, y, w
+    return make
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("cudagraphs", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gpu_fusion_is_bitwise_equal_to_aot_eager(dtype, cudagraphs):
+    options = {**FUSION, "cudagraphs": cudagraphs}
+    ledger = _compare(_chain, _cuda_chain_inputs(dtype), options=options, steps=4)
+    fused = _fused(_fusion_rows())
+    assert fused and any("triton" in ledger.region_code[e.graph] for e in fused)
+    if cudagraphs:
+        rows = {e.graph.split("/")[-1]: e for e in ledger.entries if e.kind == "cudagraphs"}
+        assert rows["fw"].allowed and rows["bw"].allowed, rows
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_bf16_neg_is_checked_by_effect():
+    """On the H200, bf16 neg is not bitwise (NaN sign); whatever this GPU does, the result is."""
+    def f(x, y):
+        return (-(x * y) + 1.0) * y
+
+    def make(step):
+        gen = torch.Generator(device="cuda").manual_seed(step)
+        return tuple(torch.randn(64, 96, device="cuda", generator=gen, dtype=torch.bfloat16)
+                     .requires_grad_() for _ in range(2))
+
+    _compare(f, make, steps=2)
+    assert _fusion_rows()
