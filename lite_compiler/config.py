@@ -50,7 +50,9 @@ def registry(extra_paths: tuple[str, ...] = ()) -> Any:
         # Registry.from_files, or its validated form cached per user by content hash and
         # authenticated (lite_guard.registry_cache): parsing 4 TOML files was ~50 ms of every
         # process's first compile. Raises on bad input: nothing is cached then.
-        loaded = cached_registry(paths)
+        import torch
+
+        loaded = cached_registry(paths, torch_version=torch.__version__)
         _loaded.clear()
         _loaded[key] = loaded
     return _loaded[key]

@@ -7,8 +7,11 @@ without importing each other (the registry reads the project config to find its 
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # an annotation only: tomllib is imported where TOML is parsed
+    import tomllib
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +33,8 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return ProjectConfig()
+    import tomllib  # only when there is a pyproject.toml to read
+
     try:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -13,13 +13,9 @@ import hashlib
 import os
 import re
 import stat
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
-
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
 
 from lite_guard.stages import STAGES
 
@@ -211,12 +207,25 @@ def value_matches_type(value: Any, type_spec: str) -> bool:
     return False
 
 
+# (range, torch version) -> whether the version is in the range. packaging (imported only here
+# and in validation: its regexes are a few ms of every import) answers once per pair;
+# lite_guard.registry_cache keeps the answers for the running torch with the cached registry.
+_VERSION_MATCHES: dict[tuple[str, str], bool] = {}
+
+
 def _version_matches(spec: str, torch_version: str | None) -> bool:
     if not spec or torch_version is None:
         return True
-    # "2.13.0+cpu" and "2.14.0a0" must match ">=2.13": compare the release part only.
-    release = Version(torch_version).release
-    return Version(".".join(map(str, release))) in SpecifierSet(spec)
+    known = _VERSION_MATCHES.get((spec, torch_version))
+    if known is None:
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        # "2.13.0+cpu" and "2.14.0a0" must match ">=2.13": compare the release part only.
+        release = Version(torch_version).release
+        known = Version(".".join(map(str, release))) in SpecifierSet(spec)
+        _VERSION_MATCHES[(spec, torch_version)] = known
+    return known
 
 
 @dataclass
@@ -432,6 +441,8 @@ def parse_registry_file(path: Path) -> ParsedFile:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise RegistryError(path, 0, f"cannot read registry file: {reason}; point the registry"
                             " path at a regular UTF-8 TOML file") from None
+    import tomllib  # only when a file is parsed (a cached registry is not)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -532,6 +543,8 @@ def _check_fields(path, raw, allowed, line, lines, what) -> None:
 def _check_torch_spec(path, spec, line, lines) -> None:
     if not spec:
         return
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         SpecifierSet(spec)
     except InvalidSpecifier:

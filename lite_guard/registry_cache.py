@@ -18,6 +18,11 @@ registry files, and read back instead of parsed:
 Parsing is always the fallback and gives the same registry: a cache that cannot be used (not
 owned by the user, writable by others, no permission, damaged) is skipped without a word.
 ``LITE_GUARD_REGISTRY_CACHE=0`` switches it off.
+
+Given the running torch's version (a string: this module never imports torch), the entry also
+holds whether that version is in each ``torch = "..."`` range of the registry, so a process that
+reads it never imports ``packaging`` (whose version regexes cost a few ms of every import);
+another torch is another entry.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from lite_guard.registry import Registry
 
 ENV_DIR = "LITE_GUARD_CACHE_DIR"
 ENV_SWITCH = "LITE_GUARD_REGISTRY_CACHE"
-LAYOUT = "registry-v1"
+LAYOUT = "registry-v2"  # v2: the payload is (registry, range answers)
 SECRET_NAME = "secret.key"
 _SECRET_BYTES = 32
 _MAC_BYTES = 32
@@ -49,9 +54,10 @@ _KEEP_DAYS = 7  # an entry nobody has read for this long is removed whatever the
 _MAX_ENTRY_BYTES = 64 << 20
 
 
-def cached_registry(paths: Sequence[str | Path]) -> Registry:
+def cached_registry(paths: Sequence[str | Path], torch_version: str | None = None) -> Registry:
     """``Registry.from_files(paths)``: read back from the cache when an authentic entry for these
-    exact bytes exists, else parsed (and then cached). Errors are from_files' own."""
+    exact bytes exists, else parsed (and then cached). Errors are from_files' own.
+    ``torch_version``: the torch in use, whose range answers the entry keeps (see above)."""
     paths = [Path(p) for p in paths]
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return Registry.from_files(paths)
@@ -60,16 +66,29 @@ def cached_registry(paths: Sequence[str | Path]) -> Registry:
     if store is None:
         return Registry.from_files(paths)
     try:
-        found = store.get(_key(paths, contents))
-        if found is not None and found.files == tuple(paths):
-            found._file_bytes = dict(zip(paths, contents))  # the very bytes the key hashes
-            return found
+        found = store.get(_key(paths, contents, torch_version))
+        if found is not None and found[0].files == tuple(paths):
+            registry, answers = found
+            registry._file_bytes = dict(zip(paths, contents))  # the very bytes the key hashes
+            if torch_version is not None:
+                _registry._VERSION_MATCHES.update(
+                    ((spec, torch_version), match) for spec, match in answers.items())
+            return registry
         fresh = Registry.from_files(paths)  # raises on bad input: nothing is cached then
         parsed = [fresh._file_bytes.get(path, b"") for path in fresh.files]
-        store.put(_key(list(fresh.files), parsed), fresh)
+        store.put(_key(list(fresh.files), parsed, torch_version), fresh,
+                  _range_answers(fresh, torch_version))
         return fresh
     finally:
         store.close()
+
+
+def _range_answers(reg: Registry, torch_version: str | None) -> dict[str, bool]:
+    """Whether ``torch_version`` is in each version range the registry uses (packaging decides)."""
+    if torch_version is None:
+        return {}
+    ranges = {e.torch for e in (*reg.passes, *reg.configs, *reg.pipelines, *reg.bases) if e.torch}
+    return {spec: _registry._version_matches(spec, torch_version) for spec in sorted(ranges)}
 
 
 # ---- the key ----------------------------------------------------------------------------------
@@ -89,8 +108,9 @@ def _code_digest() -> bytes:
     return _CODE_DIGEST[0]
 
 
-def _key(paths: Sequence[Path], contents: Sequence[bytes]) -> str:
-    digest = hashlib.sha256(LAYOUT.encode() + b"\0" + sys.version.encode() + b"\0" + _code_digest())
+def _key(paths: Sequence[Path], contents: Sequence[bytes], torch_version: str | None = None) -> str:
+    digest = hashlib.sha256(LAYOUT.encode() + b"\0" + sys.version.encode() + b"\0" + _code_digest()
+                            + b"\0" + (torch_version or "").encode() + b"\0")
     for path, data in zip(paths, contents):
         name = os.fsencode(str(path))
         digest.update(b"%d\0" % len(name) + name + b"%d\0" % len(data))
@@ -132,12 +152,13 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 
-def _dumps(reg: Registry) -> bytes:
+def _dumps(reg: Registry, answers: dict[str, bool] | None = None) -> bytes:
+    """The payload: the registry and its range answers for the key's torch version."""
     saved = reg._file_bytes
     reg._file_bytes = {}  # the bytes are in the files; the key vouches for them
     try:
         buffer = io.BytesIO()
-        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(reg)
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((reg, dict(answers or {})))
         return buffer.getvalue()
     finally:
         reg._file_bytes = saved
@@ -253,7 +274,7 @@ class _Store:
     def _mac(self, key: str, payload: bytes) -> bytes:
         return hmac.new(self.secret, key.encode("ascii") + b"\0" + payload, hashlib.sha256).digest()
 
-    def get(self, key: str) -> Registry | None:
+    def get(self, key: str) -> tuple[Registry, dict[str, bool]] | None:
         try:
             fd = os.open(f"{key}.pickle", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                          dir_fd=self.dir_fd)
@@ -272,7 +293,9 @@ class _Store:
             found = _Unpickler(io.BytesIO(payload)).load()
         except Exception:  # an entry of ours that still fails to load: parse again
             return None
-        if not isinstance(found, Registry):
+        if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], Registry)
+                and isinstance(found[1], dict)
+                and all(isinstance(k, str) and isinstance(v, bool) for k, v in found[1].items())):
             return None
         try:
             os.utime(f"{key}.pickle", dir_fd=self.dir_fd, follow_symlinks=False)  # last use
@@ -280,9 +303,9 @@ class _Store:
             pass
         return found
 
-    def put(self, key: str, reg: Registry) -> None:
+    def put(self, key: str, reg: Registry, answers: dict[str, bool] | None = None) -> None:
         try:
-            payload = _dumps(reg)
+            payload = _dumps(reg, answers)
         except Exception:  # a value pickle cannot hold: this registry is simply not cached
             return
         tmp = f".{key}-{os.getpid()}-{os.urandom(4).hex()}.tmp"

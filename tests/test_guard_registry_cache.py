@@ -191,3 +191,66 @@ def test_an_entry_in_use_is_kept_when_newer_ones_push_the_count_over(cache_dir, 
     left = set(_entries(cache_dir))
     assert entry in left and len(left) == registry_cache._KEEP
     assert len(first_edit - left) == 1  # edit_0's entry, the least recently used
+
+
+RANGED = """
+[[config]]
+key = "epilogue_fusion"
+kind = "optimization"
+type = "bool"
+lite_value = false
+torch = ">=2.12"
+why = "forced off from 2.12 on"
+"""
+
+
+def test_a_reader_derives_the_lite_config_without_packaging(cache_dir):
+    """With the running torch's version, the entry keeps its range answers: a fresh process that
+    reads it derives the same lite config as a fresh parse, and never imports packaging."""
+    import json
+    import subprocess
+    import sys
+
+    paths = registry_paths(include_project=False)
+    registry_cache.cached_registry(paths, torch_version="2.13.0+cpu")
+    script = (
+        "import json, sys\n"
+        "from lite_guard import registry, registry_cache\n"
+        "reg = registry_cache.cached_registry(registry.registry_paths(include_project=False),"
+        " torch_version='2.13.0+cpu')\n"
+        "print(json.dumps({'packaging': 'packaging' in sys.modules, 'tomllib': 'tomllib' in sys.modules,"
+        " 'inductor': sorted(reg.derive_lite_config('inductor', '2.13.0+cpu'))}))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env={**os.environ, registry_cache.ENV_DIR: str(cache_dir)})
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    fresh = Registry.from_files(paths)
+    assert seen["inductor"] == sorted(fresh.derive_lite_config("inductor", "2.13.0+cpu"))
+    assert seen == {**seen, "packaging": False, "tomllib": False}
+
+
+def test_range_answers_are_the_entrys_and_another_torch_is_another_entry(cache_dir, tmp_path, monkeypatch):
+    from lite_guard import registry as registry_module
+
+    path = tmp_path / "ranged.toml"
+    path.write_text(RANGED)
+    monkeypatch.setattr(registry_module, "_VERSION_MATCHES", {})
+    assert "epilogue_fusion" in registry_cache.cached_registry([path], "2.13.0").derive_lite_config()
+    (entry,) = _entries(cache_dir)
+    # An authentic entry whose answer says 2.13 is outside ">=2.12": the answer read is the
+    # entry's (only this user can write one), not packaging's.
+    store = registry_cache._Store.open()
+    try:
+        payload = registry_cache._dumps(Registry.from_files([path]), {">=2.12": False})
+        entry.write_bytes(store._mac(entry.stem, payload) + payload)
+    finally:
+        store.close()
+    monkeypatch.setattr(registry_module, "_VERSION_MATCHES", {})
+    reg = registry_cache.cached_registry([path], "2.13.0")
+    assert reg.derive_lite_config("inductor", "2.13.0") == {}
+    monkeypatch.setattr(registry_module, "_VERSION_MATCHES", {})
+    older = registry_cache.cached_registry([path], "2.11.0")
+    assert len(_entries(cache_dir)) == 2
+    assert older.derive_lite_config("inductor", "2.11.0") == {}
+    assert registry_cache.cached_registry([path], "2.14.1").derive_lite_config("inductor", "2.14.1") \
+        == {"epilogue_fusion": False}
