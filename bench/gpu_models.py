@@ -55,19 +55,23 @@ from pathlib import Path  # noqa: E402
 
 VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
             "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs", "ours_layers",
-            "ours_layers_cudagraphs", "ours_model_cudagraphs")
+            "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused", "ours_fused_cudagraphs",
+            "ours_layers_fused_cudagraphs")
 # Which modules go into regions: "regions" = llama's RMSNorms + MLP (one id), "layers" = every
 # decoder layer / residual block in a region of its own.
 REGION_KIND = {"ours_regions": "norm_mlp", "ours_regions_cudagraphs": "norm_mlp",
                "ours_layers": "layers", "ours_layers_cudagraphs": "layers",
-               "ours_model_cudagraphs": "model"}
+               "ours_model_cudagraphs": "model", "ours_layers_fused_cudagraphs": "layers"}
 REGION_VARIANTS = set(REGION_KIND)
-OURS = {"ours", "ours_cudagraphs", *REGION_VARIANTS}
+OURS = {"ours", "ours_cudagraphs", "ours_fused", "ours_fused_cudagraphs", *REGION_VARIANTS}
+# options={"bitwise_fusion": True}: pointwise ops outside regions fused where proven bitwise
+FUSED_VARIANTS = {"ours_fused", "ours_fused_cudagraphs", "ours_layers_fused_cudagraphs"}
 CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs",
-                      "ours_layers_cudagraphs", "ours_model_cudagraphs"}
+                      "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs",
+                      "ours_layers_fused_cudagraphs"}
 # Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
 PROFILED = {"aot_eager", "inductor", "ours_cudagraphs", "ours_regions_cudagraphs",
-            "ours_layers_cudagraphs", "ours_model_cudagraphs"}
+            "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs"}
 # The device: "cuda" for measurements; GPU_MODELS_DEVICE=cpu (with --tiny) smoke-tests the harness.
 DEVICE = os.environ.get("GPU_MODELS_DEVICE", "cuda")
 MODELS = ("llama", "resnet")
@@ -172,8 +176,10 @@ def compiled(variant: str, model):
         return upstream(model, backend="cudagraphs")
     if variant == "upstream_lite":
         return upstream(model, mode="lite")
-    options = {"cudagraphs": True} if variant in CUDAGRAPH_VARIANTS else None
-    return torch.compile(model, backend="lite", options=options)
+    options = {"cudagraphs": True} if variant in CUDAGRAPH_VARIANTS else {}
+    if variant in FUSED_VARIANTS:
+        options["bitwise_fusion"] = True
+    return torch.compile(model, backend="lite", options=options or None)
 
 
 # ---- one variant in this (fresh) process ---------------------------------------------------------
@@ -302,9 +308,18 @@ def _ledger_summary() -> dict:
     rows = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries
             if e.kind == "cudagraphs"]
     codes = [c for ledger in lite_compiler.all_ledgers("lite") for c in ledger.region_code.values()]
-    return {"cudagraph_rows": [f"{e.graph}: {'captured' if e.allowed else 'skipped'}: {e.reason}"
-                               for e in rows],
-            "region_graphs": len(codes), "region_graphs_triton": sum("triton" in c for c in codes)}
+    fusion = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries
+              if e.kind == "fusion"]  # options={"bitwise_fusion": True}
+    summary = {"cudagraph_rows": [f"{e.graph}: {'captured' if e.allowed else 'skipped'}: {e.reason}"
+                                  for e in rows],
+               "region_graphs": len(codes), "region_graphs_triton": sum("triton" in c for c in codes)}
+    if fusion:
+        summary["fusion_groups_fused"] = sum(e.stage == "runtime" and e.allowed for e in fusion)
+        summary["fusion_groups_fell_back"] = [f"{e.graph}: {e.reason}" for e in fusion
+                                              if e.stage == "runtime" and not e.allowed]
+        summary["fusion_signatures_not_bitwise"] = [f"{e.name}: {e.reason}" for e in fusion
+                                                    if e.stage == "fusion" and not e.allowed]
+    return summary
 
 
 def region_breakdown(model_name: str, fn, inputs, model, mark) -> dict:
@@ -408,7 +423,7 @@ def check_worker(model_name: str, steps: int = 3) -> dict:
     torch.use_deterministic_algorithms(True)
     base, inputs = build(model_name)
     results = {}
-    for variant in ("aot_eager", "ours", "ours_cudagraphs", "cudagraphs_backend"):
+    for variant in ("aot_eager", "ours", "ours_cudagraphs", "cudagraphs_backend", "ours_fused_cudagraphs"):
         torch._dynamo.reset()
         model = copy.deepcopy(base)
         fn = compiled(variant, model)
@@ -427,7 +442,7 @@ def check_worker(model_name: str, steps: int = 3) -> dict:
         del model, fn
     reference = results["aot_eager"]
     report = {"model": model_name, "steps": steps, "tensors_per_step": len(reference[0])}
-    for variant in ("ours", "ours_cudagraphs", "cudagraphs_backend"):
+    for variant in ("ours", "ours_cudagraphs", "cudagraphs_backend", "ours_fused_cudagraphs"):
         different = sorted({name for ref, got in zip(reference, results[variant])
                             for name in ref if not torch.equal(ref[name], got[name])})
         report[f"{variant}_bitwise_equal_to_aot_eager"] = not different
@@ -544,7 +559,9 @@ LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Induc
           "ours_regions": "ours + regions (RMSNorm, MLP)",
           "ours_regions_cudagraphs": "ours + regions (RMSNorm, MLP) + CUDA graphs",
           "ours_layers": "ours + layer regions", "ours_layers_cudagraphs": "ours + layer regions + CUDA graphs",
-          "ours_model_cudagraphs": "ours, whole model in one region, + CUDA graphs"}
+          "ours_model_cudagraphs": "ours, whole model in one region, + CUDA graphs",
+          "ours_fused": "ours + bitwise fusion", "ours_fused_cudagraphs": "ours + bitwise fusion + CUDA graphs",
+          "ours_layers_fused_cudagraphs": "ours + layer regions + bitwise fusion + CUDA graphs"}
 
 
 def _error_cell(error: str) -> str:

@@ -135,7 +135,7 @@ class LiteCompiler:
                     from lite_compiler import bitwise_fusion  # outer fingerprint: region nodes)
 
                     if bitwise_fusion.plan(gm, name, self.ledger, self.inductor_config,
-                                            signature_check=self.signature_check):
+                                           signature_check=self.signature_check):
                         fusion = bitwise_fusion.FusionHooks(self.ledger)
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,

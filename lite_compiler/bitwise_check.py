@@ -25,6 +25,8 @@ from typing import Any
 import torch
 import torch.fx
 
+from lite_compiler.bits import difference
+
 # The region id the checks compile under (one per graph checked): never a user's region.
 CHECK_REGION = "__lite_bitwise_check__"
 
@@ -126,57 +128,6 @@ def stress_shape(out_shape: tuple[int, ...], in_shape: tuple[int, ...], last: in
     return tuple(1 if d == 1 else mapped[offset + i] for i, d in enumerate(in_shape))
 
 
-# ---- bit comparison -----------------------------------------------------------------------------
-
-def bits(t: torch.Tensor) -> torch.Tensor:
-    if t.dtype.is_floating_point or t.dtype.is_complex:
-        ints = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-        return t.contiguous().view(ints)
-    return t
-
-
-def difference(want: Any, got: Any, check_strides: bool) -> str | None:
-    """How ``got`` differs from ``want`` (ATen's) in dtype, shape, strides or bits; None if not."""
-    if isinstance(want, (list, tuple)):
-        if not isinstance(got, (list, tuple)) or len(want) != len(got):
-            return f"{len(want)} outputs expected, got {got!r:.60}"
-        for i, (w, g) in enumerate(zip(want, got)):
-            why = difference(w, g, check_strides)
-            if why is not None:
-                return f"output {i}: {why}"
-        return None
-    if not isinstance(want, torch.Tensor):
-        return None if want == got else f"{got!r} instead of {want!r}"
-    if not isinstance(got, torch.Tensor):
-        return f"{type(got).__name__} instead of a tensor"
-    if want.dtype != got.dtype:
-        return f"dtype {got.dtype} instead of {want.dtype}"
-    if want.shape != got.shape:
-        return f"shape {tuple(got.shape)} instead of {tuple(want.shape)}"
-    if check_strides and _strides(want) != _strides(got):
-        return f"strides {got.stride()} instead of {want.stride()}"
-    a, b = bits(want), bits(got)
-    if torch.equal(a, b):
-        return None
-    wrong = (a != b).view(-1)
-    first = int(wrong.nonzero()[0])
-    return (f"{int(wrong.sum())} of {wrong.numel()} elements differ in bits (first at flat index"
-            f" {first}: ATen {_show(want, first)}, Inductor {_show(got, first)})")
-
-
-def _strides(t: torch.Tensor) -> tuple[int, ...]:
-    """Strides that matter: a dim of size 1 is never stepped over."""
-    return tuple(s for s, d in zip(t.stride(), t.shape) if d > 1)
-
-
-def _show(t: torch.Tensor, i: int) -> str:
-    value = t.contiguous().view(-1)[i]
-    if t.dtype.is_floating_point:
-        raw = int(bits(value.reshape(1))[0]) & ((1 << (8 * t.element_size())) - 1)
-        return f"{value.item()!r} (0x{raw:0{2 * t.element_size()}x})"
-    return repr(value.item())
-
-
 # ---- the check ----------------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -220,7 +171,7 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
                 lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
                 ) -> dict[tuple[Any, ...], Verdict]:
     from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
-    from lite_compiler.bitwise_fusion import FusionHooks
+    from lite_compiler.fusion_regions import FusionHooks
     from lite_compiler.regions import compile_regions
 
     fake_mode = _fake_mode()
@@ -254,7 +205,7 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
                 with fake_mode:
                     out_fake = node.target(*fake_args, **node.kwargs)
             except Exception as exc:  # noqa: BLE001 - a signature we cannot stage is not fusible
-                verdicts[sig] = Verdict(False, f"cannot build its check: {type(exc).__name__}: {exc}"[:300])
+                verdicts[sig] = Verdict(False, f"cannot build its check: {_first_line(exc)}")
                 continue
             op = graph.call_function(node.target, tuple(args), dict(node.kwargs))
             op.meta["val"] = out_fake
@@ -279,8 +230,7 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
         except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
             if len(sigs) > 1:
                 return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
-            return {**verdicts, sigs[0]: Verdict(False, f"Inductor failed: {type(exc).__name__}:"
-                                                       f" {str(exc).splitlines()[0] if str(exc) else ''}")}
+            return {**verdicts, sigs[0]: Verdict(False, f"Inductor failed: {_first_line(exc)}")}
         for sig, w, g in zip(sigs, want, got):
             why = difference(w, g, check_strides=False)
             verdicts[sig] = Verdict(True) if why is None else Verdict(False, why)
@@ -292,11 +242,16 @@ def _one_by_one(todo: Mapping[tuple[Any, ...], torch.fx.Node], sigs: list[tuple[
                 exc: Exception) -> dict[tuple[Any, ...], Verdict]:
     """The batch failed as a whole: check each signature alone, so one bad op blames only itself."""
     if len(sigs) == 1:
-        return {sigs[0]: Verdict(False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")}
+        return {sigs[0]: Verdict(False, _first_line(exc))}
     out: dict[tuple[Any, ...], Verdict] = {}
     for sig in sigs:
         out.update(_run_checks({sig: todo[sig]}, graph_name, lite_config, fusion_configs))
     return out
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"[:300]
 
 
 def _copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:

@@ -90,7 +90,7 @@ def test_pointwise_chains_fuse_and_stay_bitwise_equal_to_aot_eager(dtype):
     assert all(e.graph in ledger.region_code for e in fused)
     assert any("aten.where.self" in e.reason and "aten.sub.Tensor" in e.reason for e in fused)
     fw_code = next(code for name, code in ledger.graph_code.items() if name.endswith("/fw"))
-    assert "bitwise_fusion" in fw_code
+    assert "__lite_region_" in fw_code  # the groups are region calls in the graph that runs
     if dtype == torch.float32:  # (bf16 rsqrt on CPU differs from ATen in NaN payloads: stays ATen)
         assert "torch.ops.aten.rsqrt" not in fw_code
 

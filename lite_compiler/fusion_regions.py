@@ -1,0 +1,110 @@
+"""Fusion groups as regions: their Inductor configs, their decomposition, their verified call.
+
+lite_compiler.bitwise_fusion decides which nodes form a group and annotates each group as a region
+of its own id (``bitwise_fusion/<n>``); lite_compiler.regions compiles it like any region, asking
+FusionHooks to decompose its graph first (its ops were not decomposed in the AOTAutograd trace)
+and for the callable to put in the graph: a VerifiedFusion, which checks its first call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import torch
+import torch.fx
+
+from lite_compiler.bits import difference
+from lite_compiler.ledger import Ledger, LedgerEntry
+from lite_compiler.regions import CompiledRegion
+
+OPTION = "bitwise_fusion"
+# Inductor configs of every fusion group (and signature check), on top of the lite config, which
+# already forces emulate_precision_casts (rounding at every cast, no FMA contraction in Triton).
+FUSION_CONFIGS: dict[str, Any] = {
+    "eager_numerics.division_rounding": True,  # a / b rounded as ATen's div (not a * (1/b))
+    "eager_numerics.disable_ftz": True,  # subnormals kept, as ATen keeps them
+}
+REGION_PREFIX = "bitwise_fusion/"
+
+
+def is_fusion_key(key: Any) -> bool:
+    return isinstance(key, str) and key.startswith(REGION_PREFIX)
+
+
+class VerifiedFusion(CompiledRegion):
+    """A fusion group's call: on its first call both the fused kernel and the group's ATen nodes
+    run and are compared; from then on the one that matched ATen (or ATen itself) runs alone."""
+
+    def __init__(self, region: CompiledRegion, aten: torch.fx.GraphModule, graph: str,
+                 ops: list[str], ledger: Ledger):
+        self.__dict__.update(region.__dict__)  # a CompiledRegion still: the effect check, CUDA graphs
+        self.region, self.aten, self.graph, self.ops, self.ledger = region, aten, graph, ops, ledger
+        self.chosen: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self.chosen is not None:
+            return self.chosen(*args)
+        if any(isinstance(a, torch.Tensor) and a.is_cuda for a in args) \
+                and torch.cuda.is_current_stream_capturing():
+            return self._decide(None, "its first call was inside a CUDA graph capture, where it"
+                                      " cannot be checked")(*args)
+        want = self.aten(*args)
+        got = self.region(*args)
+        why = difference(list(want), list(got), check_strides=True)
+        self._decide(self.region if why is None else None, why)
+        return want  # bitwise equal to the fused result when fused; ATen's own when not
+
+    def _decide(self, fused: Any, why: str | None) -> Any:
+        self.chosen = fused if fused is not None else self.aten
+        what = f"{len(self.ops)} ops ({', '.join(self.ops)})"
+        reason = (f"fused: {what}; bitwise equal to ATen on its first call (bits, dtypes, shapes,"
+                  " strides)" if fused is not None else
+                  f"fell back to ATen: {what}; {why}")
+        self.ledger.add(LedgerEntry(name=OPTION, stage="runtime", graph=self.graph,
+                                    allowed=fused is not None, lite="option", kind="fusion",
+                                    reason=reason))
+        return self.chosen
+
+
+class FusionHooks:
+    """What compile_regions does differently for fusion groups (and signature checks)."""
+
+    def __init__(self, ledger: Ledger | None, also: tuple[Any, ...] = ()):
+        self.ledger = ledger
+        self.keys = also  # more region ids to decompose (bitwise_check's check region)
+
+    def _ours(self, key: Any) -> bool:
+        return is_fusion_key(key) or key in self.keys
+
+    def decompose(self, key: Any, submod: torch.fx.GraphModule, fake_inputs: list[Any]
+                  ) -> torch.fx.GraphModule:
+        """The group's graph with Inductor's decompositions applied, as a user region's ops are
+        decomposed in the AOTAutograd trace (lite_selective_decomposition); the guard records the
+        pass, and the effect check expects its result at lowering."""
+        if not self._ours(key):
+            return submod
+        from torch._guards import detect_fake_mode
+        from torch._inductor.decomposition import select_decomp_table
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        from lite_compiler import guard
+        from lite_compiler.effects import registered_pass
+
+        name = "lite_selective_decomposition"
+        fake_mode = detect_fake_mode(fake_inputs)  # constants a decomposition makes are fake too
+        with guard.timed(name, "aot") as record, registered_pass(name, "aot", (submod,), record) as done, \
+                fake_mode if fake_mode is not None else contextlib.nullcontext():
+            decomposed = make_fx(submod, decomposition_table=select_decomp_table())(*fake_inputs)
+            done(decomposed)
+        return decomposed
+
+    def wrap(self, key: Any, aten: torch.fx.GraphModule, region: CompiledRegion, graph: str) -> Any:
+        if not is_fusion_key(key) or self.ledger is None:
+            return region
+        ops = [str(n.target) for n in aten.graph.nodes if n.op == "call_function"]
+        self.ledger.add(LedgerEntry(name=OPTION, stage="fusion", graph=graph, allowed=True,
+                                    lite="option", kind="fusion",
+                                    reason=f"group of {len(ops)} ops compiled with {FUSION_CONFIGS};"
+                                           " checked against ATen on its first call"))
+        return VerifiedFusion(region, aten, graph, ops, self.ledger)
