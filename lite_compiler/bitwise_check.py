@@ -26,6 +26,7 @@ import torch
 import torch.fx
 
 from lite_compiler.bits import difference
+from lite_compiler.errors import LiteCompilerError
 
 # The region id the checks compile under (one per graph checked): never a user's region.
 CHECK_REGION = "__lite_bitwise_check__"
@@ -227,6 +228,8 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
                             is_backward=False, lite_config=lite_config,
                             fusion=FusionHooks(None, also=(CHECK_REGION,)))
             got = check_gm(*inputs)
+        except LiteCompilerError:
+            raise  # the guard refused a pass: that stops the compile, as for any region
         except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
             if len(sigs) > 1:
                 return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}

@@ -9,12 +9,14 @@ and for the callable to put in the graph: a VerifiedFusion, which checks its fir
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.fx
 
 from lite_compiler.bits import difference
+from lite_compiler.errors import LiteCompilerError
 from lite_compiler.ledger import Ledger, LedgerEntry
 from lite_compiler.regions import CompiledRegion
 
@@ -36,9 +38,14 @@ class VerifiedFusion(CompiledRegion):
     """A fusion group's call: on its first call both the fused kernel and the group's ATen nodes
     run and are compared; from then on the one that matched ATen (or ATen itself) runs alone."""
 
-    def __init__(self, region: CompiledRegion, aten: torch.fx.GraphModule, graph: str,
+    def __init__(self, region: CompiledRegion | None, aten: torch.fx.GraphModule, graph: str,
                  ops: list[str], ledger: Ledger):
-        self.__dict__.update(region.__dict__)  # a CompiledRegion still: the effect check, CUDA graphs
+        # A CompiledRegion still (the effect check counts it as a region; CUDA graphs read its
+        # ``compiled``); None when Inductor could not compile the group: ATen from the start.
+        if region is not None:
+            self.__dict__.update(region.__dict__)
+        else:
+            super().__init__(None, aten.__class__.__name__)
         self.region, self.aten, self.graph, self.ops, self.ledger = region, aten, graph, ops, ledger
         self.chosen: Any = None
 
@@ -73,6 +80,7 @@ class FusionHooks:
     def __init__(self, ledger: Ledger | None, also: tuple[Any, ...] = ()):
         self.ledger = ledger
         self.keys = also  # more region ids to decompose (bitwise_check's check region)
+        self.failures: dict[Any, str] = {}  # group key -> why Inductor could not compile it
 
     def _ours(self, key: Any) -> bool:
         return is_fusion_key(key) or key in self.keys
@@ -99,12 +107,32 @@ class FusionHooks:
             done(decomposed)
         return decomposed
 
-    def wrap(self, key: Any, aten: torch.fx.GraphModule, region: CompiledRegion, graph: str) -> Any:
+    @contextlib.contextmanager
+    def contained(self, key: Any) -> Iterator[None]:
+        """A fusion group Inductor cannot decompose or compile runs as its ATen nodes (wrap sees
+        no compiled region); a lite error (a guard refusal) still stops the compile."""
+        if not is_fusion_key(key):
+            yield
+            return
+        try:
+            yield
+        except LiteCompilerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed: ATen, with the reason
+            text = str(exc).strip()
+            self.failures[key] = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"[:300]
+
+    def wrap(self, key: Any, aten: torch.fx.GraphModule, region: CompiledRegion | None,
+             graph: str) -> Any:
         if not is_fusion_key(key) or self.ledger is None:
             return region
         ops = [str(n.target) for n in aten.graph.nodes if n.op == "call_function"]
+        fused = VerifiedFusion(region, aten, graph, ops, self.ledger)
+        if region is None:
+            fused._decide(None, f"Inductor could not compile it: {self.failures.get(key, '?')}")
+            return fused
         self.ledger.add(LedgerEntry(name=OPTION, stage="fusion", graph=graph, allowed=True,
                                     lite="option", kind="fusion",
                                     reason=f"group of {len(ops)} ops compiled with {FUSION_CONFIGS};"
                                            " checked against ATen on its first call"))
-        return VerifiedFusion(region, aten, graph, ops, self.ledger)
+        return fused

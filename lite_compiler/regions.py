@@ -121,9 +121,10 @@ def compile_regions(
 
     ``fusion`` (lite_compiler.bitwise_fusion.FusionHooks) handles the regions made of fusion
     groups: ``decompose(key, submod, fake_inputs)`` gives the graph Inductor compiles (their ops
-    were not decomposed in the trace), and ``wrap(key, aten_module, compiled, region_graph)`` the
-    callable the graph calls; ``aten_module`` runs the region's nodes as the ATen ops they were,
-    copied before anything changed them."""
+    were not decomposed in the trace), ``contained(key)`` keeps a group that Inductor cannot
+    compile from failing the whole compile (it runs as ATen), and ``wrap(key, aten_module,
+    compiled, region_graph)`` gives the callable the graph calls; ``aten_module`` runs the
+    region's nodes as the ATen ops they were, copied before anything changed them."""
     scooped = scoop(gm)
     if not scooped:
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
@@ -149,8 +150,10 @@ def compile_regions(
                 session.effects.expect(submod.graph, "the region's scooped graph")
             _run_region_custom_passes(submod)
             aten_module = _aten_copy(submod) if fusion is not None else None
-            lowered = fusion.decompose(key, submod, fake_inputs) if fusion is not None else submod
-            with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides():
+            compiled = None  # stays None only when ``fusion.contained`` kept a group's failure
+            with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides(), \
+                    fusion.contained(key) if fusion is not None else contextlib.nullcontext():
+                lowered = fusion.decompose(key, submod, fake_inputs) if fusion is not None else submod
                 compiled = compile_fx_inner(
                     lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
         session = guard.current_session()
@@ -159,7 +162,7 @@ def compile_regions(
         source = getattr(compiled, "source_code", None)
         if session is not None and source:
             session.ledger.region_code[region_graph] = source
-        region_call: Any = CompiledRegion(compiled, submod_name, fake_inputs)
+        region_call: Any = CompiledRegion(compiled, submod_name, fake_inputs) if compiled is not None else None
         if fusion is not None:
             region_call = fusion.wrap(key, aten_module, region_call, region_graph)
         with gm.graph.inserting_after(call):

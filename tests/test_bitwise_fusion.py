@@ -277,3 +277,27 @@ def test_gpu_bf16_neg_is_checked_by_effect():
 
     _compare(f, make, steps=2)
     assert _fusion_rows()
+
+
+def test_lite_guard_trace_shows_fused_groups_and_signatures_that_fell_back(tmp_path):
+    """``lite_guard trace`` keeps the script's lite options and prints the fusion rows."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "fused.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x, y):\n"
+        "    return (torch.exp(x * 0.5) * y + 1.0) * 2.0 - y\n"
+        "x, y = torch.randn(8, 16, requires_grad=True), torch.randn(8, 16)\n"
+        "torch.compile(f, backend='lite', options={'bitwise_fusion': True})(x, y).sum().backward()\n")
+    done = subprocess.run([sys.executable, "-m", "lite_guard", "trace", "--json", str(script)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [row for ledger in json.loads(done.stdout)["lite"] for row in ledger["passes"]
+            if row["kind"] == "fusion"]
+    assert any(r["stage"] == "runtime" and r["verdict"] == "allowed" and r["reason"].startswith("fused")
+               for r in rows), rows
+    assert any(r["name"] == "bitwise_fusion aten.exp.default(float32[2d]) on cpu"
+               and r["verdict"] == "refused" for r in rows), rows

@@ -159,7 +159,10 @@ def _run_script(args: argparse.Namespace, mode: str,
 
     def compile_in_lite(model: Any = None, *a: Any, **kwargs: Any) -> Any:
         if kwargs.get("backend", "inductor") in ("inductor", "lite"):
-            kwargs = {**kwargs, "backend": lite_backend, "mode": None, "options": None}
+            # lite's own options (cudagraphs, bitwise_fusion) stay; Inductor's are dropped.
+            asked_lite = kwargs.get("backend") == "lite" or kwargs.get("mode") == "lite"
+            kwargs = {**kwargs, "backend": lite_backend, "mode": None,
+                      "options": kwargs.get("options") if asked_lite else None}
         return original_compile(model, *a, **kwargs)
 
     upstream_compile = getattr(original_compile, "__wrapped__", original_compile)
