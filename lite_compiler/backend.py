@@ -18,7 +18,12 @@ import torch
 
 from lite_compiler import custom_passes, guard
 from lite_compiler.config import derive_configs, registry, user_settings_overridden
-from lite_compiler.decomposition import selective_decomposition_table
+from lite_compiler.decomposition import (
+    AnnotatedDuringTrace,
+    check_unannotated,
+    graph_has_regions,
+    selective_decomposition_table,
+)
 from lite_compiler.effects import (
     EffectState,
     check_outer_graph,
@@ -50,6 +55,7 @@ class LiteCompiler:
             self.cudagraphs, self.bitwise_fusion = parsed.cudagraphs, parsed.bitwise_fusion
             self.signature_check = parsed.bitwise_fusion_signature_check
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
+        self.decomposing = False  # tracing with the selective decomposition table (__call__)
         self.registry = registry(tuple(registry_paths))
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
         self.frame = f"graph{next(_frame_ids)}"
@@ -125,6 +131,8 @@ class LiteCompiler:
 
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
             is_backward, is_inference = kind == "bw", kind == "inference"
+            if is_inference and not self.decomposing:
+                check_unannotated(gm)  # a region only AOTAutograd saw: trace again (__call__)
             name = f"{self.frame}/{kind}"
             with self.active(name):
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
@@ -155,6 +163,8 @@ class LiteCompiler:
     def partition(self, joint: torch.fx.GraphModule, *args: Any, **kwargs: Any) -> Any:
         from functorch.compile import min_cut_rematerialization_partition
 
+        if not self.decomposing:
+            check_unannotated(joint)  # a region only AOTAutograd saw: trace again (__call__)
         with self.active(f"{self.frame}/joint"):
             self._run_always_custom_passes(joint, "joint_graph")
             joint_rows = joint_before_partition(joint)
@@ -165,8 +175,6 @@ class LiteCompiler:
             return fw_module, bw_module
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
-        from torch._dynamo.backends.common import aot_autograd
-
         if self.cudagraphs:
             from lite_compiler.cudagraphs import CudaGraphs
 
@@ -174,10 +182,33 @@ class LiteCompiler:
         with self.active(f"{self.frame}/dynamo"):
             torch_called = self._torch_called_custom_passes()
             self._run_always_custom_passes(gm, "pre_grad")
-            # Inductor picks its decomposition table by config (fallback_random keeps random
-            # ops whole): select it under the lite config the region compiles use.
-            with torch._inductor.config.patch(self.inductor_config):
-                decompositions = selective_decomposition_table()
+            # No region in Dynamo's graph: AOTAutograd traces exactly as for aot_eager, with no
+            # decomposition table (building and consulting ~1,000 entries was ~3 ms a compile).
+            self.decomposing = graph_has_regions(gm)
+            decompositions = self._decompositions() if self.decomposing else None
+        start = len(self.ledger.entries)
+        try:
+            return self._aot(gm, example_inputs, decompositions, torch_called, **kwargs)
+        except AnnotatedDuringTrace:
+            # A region opened only while AOTAutograd traced (a custom op's backward formula):
+            # the trace starts again with the table; the first attempt's ledger rows go.
+            del self.ledger.entries[start:]
+            self.effects.reset()
+            self.decomposing = True
+            with self.active(f"{self.frame}/dynamo"):
+                decompositions = self._decompositions()
+            return self._aot(gm, example_inputs, decompositions, torch_called, **kwargs)
+
+    def _decompositions(self) -> dict[Any, Any]:
+        # Inductor picks its decomposition table by config (fallback_random keeps random
+        # ops whole): select it under the lite config the region compiles use.
+        with torch._inductor.config.patch(self.inductor_config):
+            return selective_decomposition_table()
+
+    def _aot(self, gm: torch.fx.GraphModule, example_inputs: list[Any], decompositions: Any,
+             torch_called: dict[str, Any], **kwargs: Any) -> Any:
+        from torch._dynamo.backends.common import aot_autograd
+
         backend = aot_autograd(
             fw_compiler=self.compiler("fw"),
             bw_compiler=self.compiler("bw"),

@@ -70,6 +70,28 @@ def _selective(decomposition: Callable[..., Any]) -> Callable[..., Any]:
     return decompose_if_annotated
 
 
+class AnnotatedDuringTrace(Exception):
+    """AOTAutograd traced without the decomposition table (Dynamo's graph had no region) and made
+    annotated nodes all the same: code that opens a region only while AOTAutograd traces, e.g. a
+    custom op's backward formula. The lite compiler traces again, with the table."""
+
+
+def graph_has_regions(gm: Any) -> bool:
+    """Whether a node of ``gm``, or of a graph nested in it (a higher-order op's body), carries a
+    region annotation: without one, no op of the trace decomposes and the table is not needed."""
+    import torch.fx
+
+    return any(annotation_of(node.meta) is not None
+               for module in gm.modules() if isinstance(module, torch.fx.GraphModule)
+               for node in module.graph.nodes)
+
+
+def check_unannotated(gm: Any) -> None:
+    """Raise AnnotatedDuringTrace if a graph traced without the table has a region after all."""
+    if graph_has_regions(gm):
+        raise AnnotatedDuringTrace
+
+
 def selective_decomposition_table(
     base: Mapping[Any, Callable[..., Any]] | None = None,
 ) -> dict[Any, Callable[..., Any]]:

@@ -293,3 +293,48 @@ def test_a_gradient_sum_inside_a_region_joins_it_so_its_backward_is_one_region()
     expected_x, expected_w = torch.autograd.grad(fn(x, w), (x, w))
     torch.testing.assert_close(x.grad, expected_x)
     torch.testing.assert_close(w.grad, expected_w)
+
+
+def test_a_compile_without_regions_traces_with_no_decomposition_table():
+    """Dynamo's graph has no region: AOTAutograd traces as for aot_eager, with no table at all."""
+    compile_lite(lambda x: (x.sin() * 2).cos().sum(), fullgraph=True)(
+        torch.randn(8, requires_grad=True)).backward()
+    assert "lite_selective_decomposition" not in lite_compiler.last_ledger().names()
+
+
+@torch.library.custom_op("lite_test::triple", mutates_args=())
+def _triple(x: torch.Tensor) -> torch.Tensor:
+    return x * 3
+
+
+@_triple.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def _triple_backward(ctx, grad):
+    # A region only AOTAutograd sees: Dynamo never traces a custom op's backward formula.
+    with lite_compiler.region(id="bw_only"):
+        return (grad.sin() * 2 + 1).cos()
+
+
+_triple.register_autograd(_triple_backward)
+
+
+def test_a_region_opened_only_while_aotautograd_traces_is_decomposed_and_compiled():
+    """Dynamo's graph has no region, so the first trace has no table; the region that appears in
+    the backward formula makes the lite compiler trace again with it: the region is compiled
+    (decomposed, fused), and the abandoned trace leaves no ledger row behind."""
+    x = torch.randn(8, 8, requires_grad=True)
+    out = compile_lite(lambda t: _triple(t.sin()).tanh(), fullgraph=True)(x)
+    out.sum().backward()
+    ledger = lite_compiler.last_ledger()
+    bw_regions = [code for name, code in ledger.region_code.items() if "region[bw_only]" in name]
+    assert bw_regions and all("cpp_fused" in code for code in bw_regions)
+    names = ledger.names()
+    assert names.count("lite_selective_decomposition") == 1
+    assert names.count("min_cut_rematerialization_partition") == 1
+    expected_x = x.detach().clone().requires_grad_(True)
+    reference = torch.ops.lite_test.triple(expected_x.sin()).tanh()
+    reference.sum().backward()
+    torch.testing.assert_close(x.grad, expected_x.grad)
