@@ -12,8 +12,8 @@ OUT=${OUT:-/tmp/gpu_session}
 mkdir -p "$OUT"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 PYTHONUNBUFFERED=1
 PARTS=${PARTS:-"breaks models flex tests"}
-LLAMA_VARIANTS=${LLAMA_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,ours_regions_cudagraphs,cudagraphs_backend,upstream_lite,eager,ours_layers,ours_regions,ours_model_cudagraphs}
-RESNET_VARIANTS=${RESNET_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_layers_cudagraphs,ours,cudagraphs_backend,eager,upstream_lite,ours_layers,ours_model_cudagraphs}
+LLAMA_VARIANTS=${LLAMA_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_fused_cudagraphs,ours_layers_cudagraphs,ours_layers_fused_cudagraphs,ours,ours_fused,cudagraphs_backend,ours_model_cudagraphs,upstream_lite,eager,ours_regions_cudagraphs}
+RESNET_VARIANTS=${RESNET_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_fused_cudagraphs,ours_layers_cudagraphs,ours_model_cudagraphs,ours,ours_fused,cudagraphs_backend,eager,upstream_lite}
 GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
 { nvidia-smi -L; nproc; python3 -c "import torch, transformers, torchvision, triton; print(torch.__version__, transformers.__version__, torchvision.__version__, triton.__version__, torch.cuda.device_count()); print('lite backend:', 'lite' in torch._dynamo.list_backends())"; } > "$OUT/env.txt" 2>&1
 
@@ -36,7 +36,7 @@ tests() {  # $1 GPU, $2 last second. TESTS_TREE: another checkout (the working t
   [[ " $PARTS " == *" tests "* ]] || return
   ( cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD" CUDA_VISIBLE_DEVICES=$1 \
     timeout "$(left "$2")" python3 -m pytest -q -n 6 tests/test_guard_registry.py tests/test_guard_mutations.py \
-    tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py -p no:cacheprovider \
+    tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py tests/test_bitwise_fusion.py -p no:cacheprovider \
     > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" )
 }
 graph_breaks() {  # $1 GPU, $2 last second: does module_regions break the Dynamo graph here?
