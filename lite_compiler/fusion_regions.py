@@ -81,6 +81,9 @@ class FusionHooks:
         self.ledger = ledger
         self.keys = also  # more region ids to decompose (bitwise_check's check region)
         self.failures: dict[Any, str] = {}  # group key -> why Inductor could not compile it
+        self.compiled: dict[Any, tuple[Any, str]] = {}  # structure -> (compiled, its region graph)
+        self.reused: dict[Any, str] = {}  # group key -> the region graph whose compile it reuses
+        self._pending: dict[Any, Any] = {}  # group key -> its structure, between the two calls
 
     def _ours(self, key: Any) -> bool:
         return is_fusion_key(key) or key in self.keys
@@ -107,6 +110,40 @@ class FusionHooks:
             done(decomposed)
         return decomposed
 
+    def _structure(self, key: Any, lowered: torch.fx.GraphModule, fake_inputs: list[Any]) -> Any:
+        """What the compiled code of a group depends on: its decomposed graph node for node
+        (names by position), its inputs' dtypes, shapes and strides, the Inductor config in force.
+        None (no reuse) for a graph holding constants (get_attr), whose values the rows omit."""
+        if not is_fusion_key(key) or lowered.graph.find_nodes(op="get_attr"):
+            return None
+        import torch._inductor.config as inductor_config
+
+        from lite_compiler.effects import fingerprint
+
+        position = {node: f"n{i}" for i, node in enumerate(lowered.graph.nodes)}
+        rows = fingerprint(lowered.graph, rename=position.__getitem__)
+        inputs = tuple((str(t.dtype), str(t.device), tuple(t.shape), t.stride(), t.storage_offset())
+                       if isinstance(t, torch.Tensor) else repr(t) for t in fake_inputs)
+        config = repr(sorted(inductor_config.get_config_copy().items(), key=lambda kv: kv[0]))
+        return rows, inputs, config
+
+    def compiled_before(self, key: Any, lowered: torch.fx.GraphModule, fake_inputs: list[Any]) -> Any:
+        """The compile of an identical group of this graph, if any: the ledger says whose; the
+        guard saw its passes run on the very same graph under the very same config."""
+        structure = self._pending[key] = self._structure(key, lowered, fake_inputs)
+        held = self.compiled.get(structure) if structure is not None else None
+        if held is None:
+            return None
+        compiled, first = held
+        self.reused[key] = first
+        return compiled
+
+    def remember(self, key: Any, lowered: torch.fx.GraphModule, fake_inputs: list[Any],
+                 compiled: Any, graph: str) -> None:
+        structure = self._pending.pop(key, None)  # taken before Inductor annotated the graph
+        if structure is not None:
+            self.compiled.setdefault(structure, (compiled, graph))
+
     @contextlib.contextmanager
     def contained(self, key: Any) -> Iterator[None]:
         """A fusion group Inductor cannot decompose or compile runs as its ATen nodes (wrap sees
@@ -131,8 +168,10 @@ class FusionHooks:
         if region is None:
             fused._decide(None, f"Inductor could not compile it: {self.failures.get(key, '?')}")
             return fused
+        how = (f"reuses the Inductor code of {self.reused[key]} (the same decomposed graph, inputs"
+               " and config)" if key in self.reused else f"compiled with {FUSION_CONFIGS}")
         self.ledger.add(LedgerEntry(name=OPTION, stage="fusion", graph=graph, allowed=True,
                                     lite="option", kind="fusion",
-                                    reason=f"group of {len(ops)} ops compiled with {FUSION_CONFIGS};"
-                                           " checked against ATen on its first call"))
+                                    reason=f"group of {len(ops)} ops {how}; checked against ATen on"
+                                           " its first call"))
         return fused

@@ -121,7 +121,8 @@ def compile_regions(
 
     ``fusion`` (lite_compiler.bitwise_fusion.FusionHooks) handles the regions made of fusion
     groups: ``decompose(key, submod, fake_inputs)`` gives the graph Inductor compiles (their ops
-    were not decomposed in the trace), ``contained(key)`` keeps a group that Inductor cannot
+    were not decomposed in the trace), ``compiled_before`` / ``remember`` let an identical group
+    (the same op in every layer) reuse one compile, ``contained(key)`` keeps a group that Inductor cannot
     compile from failing the whole compile (it runs as ATen), and ``wrap(key, aten_module,
     compiled, region_graph)`` gives the callable the graph calls; ``aten_module`` runs the
     region's nodes as the ATen ops they were, copied before anything changed them."""
@@ -154,8 +155,12 @@ def compile_regions(
             with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides(), \
                     fusion.contained(key) if fusion is not None else contextlib.nullcontext():
                 lowered = fusion.decompose(key, submod, fake_inputs) if fusion is not None else submod
-                compiled = compile_fx_inner(
-                    lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
+                compiled = fusion.compiled_before(key, lowered, fake_inputs) if fusion is not None else None
+                if compiled is None:
+                    compiled = compile_fx_inner(
+                        lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
+                    if fusion is not None:
+                        fusion.remember(key, lowered, fake_inputs, compiled, region_graph)
         session = guard.current_session()
         if session is not None:
             session.ledger.region_modules[region_graph] = _modules_in(submod)
