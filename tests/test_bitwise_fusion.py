@@ -165,6 +165,19 @@ def test_a_group_whose_first_call_differs_from_aten_falls_back_for_good():
     assert len([e for e in rows if e.graph == back[0].graph and e.stage == "runtime"]) == 1
 
 
+def test_identical_groups_in_one_graph_share_one_compile():
+    def twice(x, y, w):  # the same chain on two inputs: two identical groups per graph
+        return _chain(x, y, w) + _chain(y, x, w)
+
+    ledger = _compare(twice, _chain_inputs(torch.float32), steps=1)
+    rows = [e for e in _fusion_rows() if e.stage == "fusion" and e.allowed]
+    reused = [e for e in rows if "reuses the Inductor code of" in e.reason]
+    assert reused, [e.reason for e in rows]
+    first = reused[0].reason.split("reuses the Inductor code of ")[1].split(" ")[0]
+    assert first in ledger.region_code and first != reused[0].graph
+    assert len(_fused(_fusion_rows())) == len(rows)  # each group still checked on its first call
+
+
 def test_without_the_option_nothing_is_fused():
     torch._dynamo.reset()
     torch.compile(_chain, backend="lite")(*_chain_inputs(torch.float32)(0))
