@@ -13,14 +13,12 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from lite_compiler import effects, guard
 
 
-@dataclass(frozen=True)
-class CustomHook:
+class CustomHook(NamedTuple):
     """A config attribute that holds user passes: ``module`` (config module) . ``key``."""
 
     name: str  # the registry entry's name (the config key)
@@ -34,11 +32,21 @@ class CustomHook:
 
 
 def custom_hooks(registry: Any) -> tuple[CustomHook, ...]:
+    """The registry's custom hooks (asked several times a compile: kept per registry object)."""
+    held = _HOOKS.get(id(registry))
+    if held is not None and held[0] is registry:
+        return held[1]
     hooks = []
     for entry in registry.custom_hooks():
         module, _, key = entry.hook.partition(":")
         hooks.append(CustomHook(entry.name, module, key, entry.stage))
-    return tuple(hooks)
+    if len(_HOOKS) > 8:
+        _HOOKS.clear()
+    _HOOKS[id(registry)] = (registry, tuple(hooks))
+    return _HOOKS[id(registry)][1]
+
+
+_HOOKS: dict[int, tuple[Any, tuple[CustomHook, ...]]] = {}
 
 
 def custom_hook(registry: Any, key: str) -> CustomHook | None:

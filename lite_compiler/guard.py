@@ -13,23 +13,28 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from lite_compiler.errors import LitePassViolation
 from lite_compiler.ledger import Ledger, LedgerEntry
 
 
-@dataclass
 class Session:
-    mode: str  # "lite" | "observe"
-    registry: Any  # lite_guard.registry.Registry, or None in observe mode with a broken registry
-    ledger: Ledger
-    graph: str = "graph"
-    in_region: bool = False
-    # Graph fingerprints the effect check expects next (lite_compiler.effects), shared by every
-    # scope of one compile.
-    effects: Any = field(default=None)
+    # A plain class: a dataclass costs ~0.7 ms of every process's import (its methods are
+    # generated from source text), and sessions need none of its methods.
+    __slots__ = ("mode", "registry", "ledger", "graph", "in_region", "effects")
+
+    def __init__(self, mode: str, registry: Any, ledger: Ledger, graph: str = "graph",
+                 in_region: bool = False, effects: Any = None):
+        self.mode = mode  # "lite" | "observe"
+        # lite_guard.registry.Registry, or None in observe mode with a broken registry
+        self.registry = registry
+        self.ledger = ledger
+        self.graph = graph
+        self.in_region = in_region
+        # Graph fingerprints the effect check expects next (lite_compiler.effects), shared by
+        # every scope of one compile.
+        self.effects = effects
 
 
 _LOCAL = threading.local()

@@ -18,8 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from lite_compiler import custom_passes, effects, guard
 from lite_compiler.errors import LiteConfigError
@@ -28,9 +27,11 @@ from lite_guard import SUPPORTED_TORCH_TEXT
 _CONFIG_MODULES = {"inductor": "torch._inductor.config", "functorch": "torch._functorch.config"}
 
 
-@dataclass(frozen=True)
-class Hook:
-    """One interception point: ``target`` (``module:Qual.name``) runs as pass ``name``."""
+class Hook(NamedTuple):
+    """One interception point: ``target`` (``module:Qual.name``) runs as pass ``name``.
+
+    A NamedTuple, as the guard's other immutable records: a frozen dataclass costs ~1 ms of
+    every process's import (its methods are generated from source text)."""
 
     target: str
     name: str

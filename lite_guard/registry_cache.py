@@ -154,6 +154,7 @@ class _Unpickler(pickle.Unpickler):
 
 def _dumps(reg: Registry, answers: dict[str, bool] | None = None) -> bytes:
     """The payload: the registry and its range answers for the key's torch version."""
+    _share_equal_strings(reg)
     saved = reg._file_bytes
     reg._file_bytes = {}  # the bytes are in the files; the key vouches for them
     try:
@@ -162,6 +163,25 @@ def _dumps(reg: Registry, answers: dict[str, bool] | None = None) -> bytes:
         return buffer.getvalue()
     finally:
         reg._file_bytes = saved
+
+
+def _share_equal_strings(reg: Registry) -> None:
+    """Make equal strings of the entries one object (the TOML parser makes one per occurrence:
+    1,200 copies of a file name, of "post_grad", "never", ...), so pickle writes each once and
+    every reader builds it once: a third less to read back. Equal values, nothing else changes."""
+    seen: dict[str, str] = {}
+
+    def shared(value: Any) -> Any:
+        if isinstance(value, str):
+            return seen.setdefault(value, value)
+        if isinstance(value, tuple):
+            return tuple(shared(v) for v in value)
+        return value
+
+    for entry in (*reg.passes, *reg.configs, *reg.pipelines, *reg.bases):
+        for name, value in vars(entry).items():
+            if isinstance(value, (str, tuple)):
+                object.__setattr__(entry, name, shared(value))  # frozen: an equal value
 
 
 # ---- the directory: the user's own, private ------------------------------------------------------
