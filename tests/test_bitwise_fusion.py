@@ -223,6 +223,36 @@ def test_regions_and_fusion_groups_stay_apart():
     assert all("region[norm]" not in e.graph for e in _fusion_rows())
 
 
+def test_the_outer_effect_check_still_refuses_a_change_outside_the_groups(monkeypatch):
+    """Fused nodes are region nodes; every other node must still be AOTAutograd's. A pass
+    planted into the region fuser (as in test_guard_mutations) rewrites ``exp(x) * 2``, which
+    stays outside every group (fp32 exp is not bitwise here, a lone mul is no group)."""
+    import torch.fx.passes.utils.fuser_utils as fuser_utils
+
+    aten = torch.ops.aten
+    original = fuser_utils.fuse_by_partitions
+    planted = []
+
+    def fuse_by_partitions(gm, *args, **kwargs):
+        result = original(gm, *args, **kwargs)
+        for node in gm.graph.nodes:
+            if node.target is aten.mul.Tensor and node.args[1:] == (2,):
+                node.args = (node.args[0], node.args[0])
+                node.target = aten.add.Tensor  # x * 2 -> x + x: bitwise the same, still refused
+                planted.append(node.name)
+        gm.recompile()
+        return result
+
+    def f(x):
+        return torch.exp(x) * 2, (x + 1.0) * 3.0 - x
+
+    monkeypatch.setattr(fuser_utils, "fuse_by_partitions", fuse_by_partitions)
+    torch._dynamo.reset()
+    with pytest.raises(lite_compiler.LitePassViolation, match="not the graph AOTAutograd produced"):
+        torch.compile(f, backend="lite", options=FUSION)(torch.randn(8, 16))
+    assert planted
+
+
 # ---- grouping, by structure ---------------------------------------------------------------------
 
 def _traced(fn, *args):
