@@ -33,12 +33,15 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return ProjectConfig()
-    import tomllib  # only when there is a pyproject.toml to read
-
     try:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {exc}") from None
+    held = _READ.get(pyproject)
+    if held is not None and held[0] == text:  # the same text: the same settings (every compile asks)
+        return held[1]
+    import tomllib  # only when there is a pyproject.toml to read
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -66,13 +69,20 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
         return value
 
     base = pyproject.parent
-    return ProjectConfig(
+    config = ProjectConfig(
         pyproject=pyproject,
         registries=tuple(base / v for v in strings("registries")),
         paths=tuple(base / v for v in strings("paths")),
         # Patterns as written: matched against the linted files' paths (lint_rules.engine).
         exclude=tuple(strings("exclude")),
     )
+    _READ.clear()
+    _READ[pyproject] = (text, config)
+    return config
+
+
+# The last pyproject.toml read: its text and settings (ProjectConfig is frozen: shared safely).
+_READ: dict[Path, tuple[str, ProjectConfig]] = {}
 
 
 def _line_in_section(lines: list[str], key: str) -> int:
