@@ -62,7 +62,7 @@ def _value_summary(val: Any) -> Any:
     shape = getattr(val, "shape", None)
     dtype = getattr(val, "dtype", None)
     if shape is not None and dtype is not None:
-        return (str(dtype), tuple(str(s) for s in shape))
+        return (str(dtype), tuple(map(str, shape)))
     if isinstance(val, (list, tuple)):
         return tuple(_value_summary(v) for v in val)
     # A number output's recorded value is the traced number or nothing: torch 2.11 drops it when
@@ -79,12 +79,14 @@ def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> str:
     if isinstance(arg, _Node):
         return "%" + (rename(arg) if rename is not None else arg.name)
     if isinstance(arg, tuple):
-        inner = ", ".join(_arg_key(a, rename) for a in arg)
+        inner = ", ".join([_arg_key(a, rename) for a in arg])
         return f"({inner},)" if len(arg) == 1 else f"({inner})"
     if isinstance(arg, list):
-        return "[" + ", ".join(_arg_key(a, rename) for a in arg) + "]"
+        return "[" + ", ".join([_arg_key(a, rename) for a in arg]) + "]"
     if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k!r}: {_arg_key(v, rename)}" for k, v in arg.items()) + "}"
+        if not arg:
+            return "{}"  # most nodes' kwargs
+        return "{" + ", ".join([f"{k!r}: {_arg_key(v, rename)}" for k, v in arg.items()]) + "}"
     return repr(arg)
 
 
