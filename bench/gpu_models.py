@@ -315,6 +315,9 @@ def _ledger_summary() -> dict:
                "region_graphs": len(codes), "region_graphs_triton": sum("triton" in c for c in codes)}
     if fusion:
         summary["fusion_groups_fused"] = sum(e.stage == "runtime" and e.allowed for e in fusion)
+        summary["fusion_groups_copying_inputs"] = sum(e.stage == "runtime" and e.allowed
+                                                      and "copied into the compiled layout" in e.reason
+                                                      for e in fusion)
         summary["fusion_groups_fell_back"] = [f"{e.graph}: {e.reason}" for e in fusion
                                               if e.stage == "runtime" and not e.allowed]
         summary["fusion_signatures_not_bitwise"] = [f"{e.name}: {e.reason}" for e in fusion

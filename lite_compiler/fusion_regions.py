@@ -68,6 +68,10 @@ class VerifiedFusion(CompiledRegion):
         reason = (f"fused: {what}; bitwise equal to ATen on its first call (bits, dtypes, shapes,"
                   " strides)" if fused is not None else
                   f"fell back to ATen: {what}; {why}")
+        if fused is not None and getattr(fused, "_restride", False):
+            # Same values, one more copy per call: worth knowing when it is measured.
+            reason += ("; an input's real strides differ from its traced ones, so it is copied"
+                       " into the compiled layout at every call")
         self.ledger.add(LedgerEntry(name=OPTION, stage="runtime", graph=self.graph,
                                     allowed=fused is not None, lite="option", kind="fusion",
                                     reason=reason))

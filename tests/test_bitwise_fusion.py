@@ -333,7 +333,7 @@ def test_lite_guard_trace_shows_fused_groups_and_signatures_that_fell_back(tmp_p
         "import torch\n"
         "def f(x, y):\n"
         "    return (torch.exp(x * 0.5) * y + 1.0) * 2.0 - y\n"
-        "x, y = torch.randn(8, 16, requires_grad=True), torch.randn(8, 16)\n"
+        "x, y = torch.randn(40, 64, requires_grad=True), torch.randn(40, 64)\n"
         "torch.compile(f, backend='lite', options={'bitwise_fusion': True})(x, y).sum().backward()\n")
     done = subprocess.run([sys.executable, "-m", "lite_guard", "trace", "--json", str(script)],
                           capture_output=True, text=True, timeout=600)
