@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 11  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 12  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
@@ -131,12 +131,182 @@ class Vocabulary:
         return frozenset(name.split(":", 1)[0] for name in self.bases)
 
     @functools.cached_property
+    def config_modules(self) -> frozenset[str]:
+        """Inductor's and functorch's config modules (``torch._inductor.config``): a store into
+        one under a key that cannot be resolved is reported (LG006), never skipped."""
+        from lite_guard.registry import CONFIG_MODULES
+
+        return frozenset(CONFIG_MODULES.values())
+
+    @functools.cached_property
+    def config_packages(self) -> frozenset[str]:
+        """``torch._inductor``, ``torch._functorch``: their modules reach the config module by a
+        relative import (``from . import config``), so no word of the file names it."""
+        return frozenset(m.rpartition(".")[0] for m in self.config_modules)
+
+    @functools.cached_property
+    def config_words(self) -> frozenset[str]:
+        """The words a file must hold to name a config module from outside its package."""
+        return frozenset(p.rpartition(".")[2] for p in self.config_packages)
+
+    @functools.cached_property
+    def key_fragments(self) -> frozenset[str]:
+        """Pieces of a hook key that a key split into literals still shows as one word
+        (``"post_grad_" + "custom_post_pass"``, ``f"{stage}_custom_post_pass"``): every run of
+        two or more of its ``_``-separated parts, with or without the ``_`` beside it."""
+        found = set()
+        for key in self.hooks:
+            parts = key.split("_")
+            for i in range(len(parts)):
+                for j in range(i + 2, len(parts) + 1):
+                    run = "_".join(parts[i:j]).strip("_")
+                    if run.count("_") and run != key:
+                        found.update((run, f"_{run}", f"{run}_", f"_{run}_"))
+        return frozenset(found)
+
+    @functools.cached_property
+    def fragment_runs(self) -> tuple[str, ...]:
+        """Every key fragment holds one of these (its first two parts): cheap substring tests."""
+        return tuple(sorted({"_".join(f.strip("_").split("_")[:2]) for f in self.key_fragments}))
+
+    def may_store_dynamically(self, text: str, module: str) -> bool:
+        """Might this source store into a config module under a computed or split key? It holds
+        a piece of a split hook key as a word, or it writes a store form (``setattr``,
+        ``__dict__``, ``patch``, ...) on a name it binds to a config module (or, inside that
+        module's package, on ``config``) with a key that is not a plain literal. The index and
+        the prefilter ask exactly this, so they agree on which files are read whole."""
+        if not self.hooks:
+            return False
+        if any(run in text for run in self.fragment_runs) \
+                and not self.key_fragments.isdisjoint(_WORD.findall(text)):
+            return True
+        if not any(word in text for word in STORE_WORDS):
+            return False
+        inside = any(module == p or module.startswith(p + ".") for p in self.config_packages)
+        if not inside and not any(word in text for word in self.config_words):
+            return False
+        from lite_guard.identity import is_torch_module
+
+        return _stores_into(text, lambda: _config_aliases(text, self.config_modules, inside),
+                            dicts=not is_torch_module(module))
+
+    @functools.cached_property
     def _key(self) -> str:
         return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots)))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
         return self._key
+
+
+# The ways Python stores into a module under a name computed at run time: setattr(m, k, v),
+# m.__setattr__(k, v), m.__dict__[k] = v, vars(m)[k] = v, and a config module's patch(k, v) /
+# patch(d) / patch(**d). Language and torch-config API, not a list of passes.
+STORE_WORDS = frozenset({"setattr", "__setattr__", "__dict__", "vars", "patch"})
+_WORD = re.compile(r"\w+")
+
+
+_LIT = r"""(?:[rRbBuU]?"[^"\\\n]*"|[rRbBuU]?'[^'\\\n]*')"""  # a plain one-line string literal
+
+
+def _config_aliases(text: str, config_modules: frozenset[str], inside: bool) -> list[str]:
+    """The names a file binds to a config module by its imports (``import torch._inductor.config
+    as ic``, ``from torch._inductor import config``, ``from .. import config as c`` inside the
+    package), and the dotted paths themselves (``torch._inductor.config.patch(...)``). Read
+    from the import statements only (a pattern over the whole file cost 12 ms a module)."""
+    names: set[str] = {dotted for dotted in config_modules if dotted in text}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "import" not in line:
+            continue
+        statement = line.strip()
+        if statement.startswith("from") and "(" in statement and ")" not in statement:
+            for more in lines:  # from x import (a,\n b)
+                statement += " " + more.strip()
+                if ")" in more:
+                    break
+        for dotted in config_modules:
+            package, _, leaf = dotted.rpartition(".")
+            if statement.startswith("import") and dotted in statement:
+                names.update(re.findall(rf"{re.escape(dotted)}\s+as\s+(\w+)", statement))
+            elif statement.startswith("from") and leaf in statement:
+                source = statement[4:].split("import", 1)[0].strip()
+                if source == package or inside and not source.strip("."):
+                    for alias in re.finditer(rf"\b{leaf}\b(?:\s+as\s+(\w+))?",
+                                             statement.split("import", 1)[1]):
+                        names.add(alias[1] or leaf)
+    return sorted(names)
+
+
+# After a store form's name: its opening bracket, and what must (not) follow. The receiver is
+# read around each hit (str.find over the file, then a few small matches: one pattern for the
+# whole store tried at every position of a large module took 4 ms).
+_OPENS = {"setattr": "(", "vars": "(", "__setattr__": "(", "__dict__": "[", "patch": "("}
+_AFTER = {
+    "setattr": re.compile(rf"\s*\(\s*(?P<r>[\w.]+)\s*,(?!\s*{_LIT}\s*,)"),
+    "vars": re.compile(rf"\s*\(\s*(?P<r>[\w.]+)\s*\)\s*\[(?!\s*{_LIT}\s*\])"),
+    "__setattr__": re.compile(rf"\s*\((?!\s*{_LIT}\s*,)"),
+    "__dict__": re.compile(rf"\s*\[(?!\s*{_LIT}\s*\])"),
+    # patch(d) / patch(**d) / patch({k: v}) / patch(k, v): any first argument but a literal key
+    # with its value, a keyword, nothing, or a dict whose first key is a literal
+    "patch": re.compile(rf"\s*\((?!\s*(?:{_LIT}\s*,|\w+\s*=(?!=)|\)|\{{\s*[\"'}}]))"),
+    # inside torch only a single key: patch(k, v) with k not a literal (a dict torch is handed
+    # is checked where it is written; LG006)
+    "patch1": re.compile(rf"\s*\((?!\s*(?:{_LIT}\s*,|\w+\s*=(?!=)|\)|\{{|\*\*))[^(),\n]*,"),
+}
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _receiver_before(text: str, at: int) -> str | None:
+    """``config`` of ``config.patch`` (``at``: where ``patch`` starts), or None."""
+    i = at - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    if i < 0 or text[i] != ".":
+        return None
+    i -= 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    end = i + 1
+    while i >= 0 and (_is_word_char(text[i]) or text[i] == ".") and end - i < 200:
+        i -= 1
+    return text[i + 1:end] or None
+
+
+def _stores_into(text: str, receivers: Any, dicts: bool) -> bool:
+    """Does ``text`` store into one of ``receivers()`` (dotted names, computed when a store
+    form is first found) with a key that is not a plain literal? A literal key is a seed word
+    when it is a hook key, and no hook at all otherwise."""
+    wanted: set[str] | None = None
+    for word, bracket in _OPENS.items():
+        start = 0
+        while True:
+            at = text.find(word, start)
+            if at < 0:
+                break
+            start = end = at + len(word)
+            if at and _is_word_char(text[at - 1]) or end < len(text) and _is_word_char(text[end]):
+                continue
+            if word in ("setattr", "vars"):
+                if at and text[at - 1] == ".":
+                    continue
+                after = _AFTER[word].match(text, end)
+                receiver = after["r"] if after is not None else None
+            else:
+                receiver = _receiver_before(text, at)
+                form = "patch1" if word == "patch" and not dicts else word
+                if receiver is None or _AFTER[form].match(text, end) is None:
+                    continue
+            if receiver is None:
+                continue
+            if wanted is None:
+                wanted = set(receivers())
+            if receiver in wanted:
+                return True
+    return False
 
 
 def _custom_hooks(registry: Any) -> list:
@@ -218,10 +388,15 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     if tree is None:
         tree = ast.parse(source)
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    # A store into a config module under a computed key, or a hook key split into literals,
+    # holds no whole trigger word: the file (and each function that may hold one) is read whole.
+    dynamic = vocab.may_store_dynamically(text, module)
+    light = light and not dynamic
     extractor = _Extractor(module, is_package, text.splitlines(), vocab, light)
     extractor.key_constants = key_constants or {}
     if triggers is not None and not light:
-        extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched)
+        extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
+                                                    dynamic)
     extractor.visit(tree)
     return extractor.summary
 
@@ -231,8 +406,12 @@ class _FunctionFilter:
     observer / pattern pass (``PMP``), or a module constant that names a hook key."""
 
     def __init__(self, text: str, tree: ast.Module, triggers: "re.Pattern[str]",
-                 vocab: Vocabulary, watched: set[str]) -> None:
+                 vocab: Vocabulary, watched: set[str], dynamic: bool = False) -> None:
         self.text, self.triggers, self.watched = text, triggers, watched
+        # A function that may store under a computed or split key (Vocabulary.may_store_...).
+        self.dynamic = re.compile(r"\b(?:" + "|".join(
+            map(re.escape, sorted(STORE_WORDS | vocab.key_fragments, key=len, reverse=True)))
+            + r")\b") if dynamic else None
         self.starts = [0]
         for line in text.splitlines(keepends=True):
             self.starts.append(self.starts[-1] + len(line))
@@ -246,6 +425,8 @@ class _FunctionFilter:
         first, last = node.lineno - 1, (node.end_lineno or node.lineno)  # type: ignore[attr-defined]
         body = self.text[self.starts[first]:self.starts[min(last, len(self.starts) - 1)]]
         if self.triggers.search(body) is not None:
+            return True
+        if self.dynamic is not None and self.dynamic.search(body) is not None:
             return True
         names = frozenset(self.watched | self.constants)
         if names != self._names[0]:  # aliases found so far (imports come first, usually)
@@ -587,13 +768,24 @@ class _Extractor(ast.NodeVisitor):
                 self._hook(key, value, "item assignment", self.expr(target.value))
             elif _last(target.value) in self.hook_keys:  # a dict-valued hook, one entry of it
                 self._hook(_last(target.value), value, "item assignment")
+            elif key is None and not self.light:
+                owner = _namespace_owner(target.value)  # m.__dict__[k] = v, vars(m)[k] = v
+                if owner is not None:
+                    self._dynamic(owner, target.slice, self._key_expr(target.slice), value,
+                                  "item assignment into its namespace")
 
     def _key_string(self, node: ast.AST | None) -> str | None:
-        """A config key written as a literal, or as a name bound to one in this function or at
-        module level (vLLM: ``PASS_KEY = "post_grad_custom_post_pass"; cfg[PASS_KEY] = p``)."""
+        """A config key written as a literal, as a name bound to one in this function or at
+        module level (vLLM: ``PASS_KEY = "post_grad_custom_post_pass"; cfg[PASS_KEY] = p``), or
+        built from those by ``+``, an f-string or ``"_".join([...])`` (folded here)."""
         text = _string(node)
-        if text is not None or not isinstance(node, (ast.Name, ast.Attribute)):
+        if text is not None:
             return text
+        if isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)):
+            folded = self._key_expr(node)
+            return folded[1] if folded[0] == "s" else None
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
         if self.key_constants and _dotted(node) in self.key_constants:
             return self.key_constants[_dotted(node)]  # a constant of another module (Index)
         if not isinstance(node, ast.Name):
@@ -604,6 +796,71 @@ class _Extractor(ast.NodeVisitor):
             if bound is not None:
                 return bound[1] if bound[0] == "s" else None
         return None
+
+    def _key_expr(self, node: ast.AST) -> list:
+        """A key as a summary expression: ``["s", key]`` when it folds here to one string,
+        ``["cat", parts]`` when it is built from pieces some of which only the index can resolve
+        (a loop variable, another module's constant), else the expression itself."""
+        parts = _key_parts(node)
+        if parts is None:
+            return self.expr(node)
+        resolved: list = []
+        for part in parts:
+            if part[0] == "n":
+                text = self._key_string(ast.Name(part[1])) if "." not in part[1] else (
+                    self.key_constants.get(part[1]))
+                part = ["s", text] if text is not None else part
+            if part[0] == "s" and resolved and resolved[-1][0] == "s":
+                resolved[-1] = ["s", resolved[-1][1] + part[1]]
+            else:
+                resolved.append(part)
+        if len(resolved) == 1:  # one string, or one name the index resolves
+            return resolved[0]
+        return ["cat", resolved]
+
+    def _store_call(self, node: ast.Call, name: str) -> None:
+        """``setattr(m, k, v)``, ``m.__setattr__(k, v)``, ``m.patch(k, v)``, ``m.patch(d)``,
+        ``m.patch(**d)``: a hook install when the key folds to a hook key; a "dyn" site when the
+        key (or the dict's keys) cannot be resolved here, so the index can check whether ``m``
+        is a config module and what the key can be (LG001, LG006)."""
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        receiver: ast.expr | None = None
+        if name == "setattr":
+            receiver, rest = (positional[0], positional[1:]) if positional else (None, [])
+        else:
+            receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+            rest = positional
+        if len(rest) >= 2:
+            key = self._key_string(rest[0])
+            if key in self.hook_keys:
+                self._hook(key, rest[1], f"{name}(...)")
+            elif key is None and receiver is not None:
+                self._dynamic(receiver, rest[0], self._key_expr(rest[0]), rest[1], f"{name}(...)")
+            return
+        if name != "patch" or receiver is None:
+            return
+        given = [(a, "patch(...)") for a in rest[:1]] + [
+            (k.value, "patch(**...)") for k in node.keywords if k.arg is None]
+        for argument, form in given:
+            if isinstance(argument, ast.Dict):  # its literal keys are hook sites (visit_Dict)
+                for key_node, value in zip(argument.keys, argument.values):
+                    if key_node is not None and self._key_string(key_node) is None:
+                        self._dynamic(receiver, key_node, self._key_expr(key_node), value, form)
+            else:
+                self._dynamic(receiver, argument, ["dict", self.expr(argument)], None, form)
+
+    def _dynamic(self, receiver: ast.expr, at: ast.expr, key: list, value: ast.expr | None,
+                 form: str) -> None:
+        if not isinstance(receiver, (ast.Name, ast.Attribute)) or not _dotted(receiver) \
+                or _dotted(receiver).split(".", 1)[0] in ("self", "cls"):
+            return  # only a name can be a config module (an object's own field is not)
+        self.summary["sites"].append({
+            "t": "dyn", "form": form, "recv": self.expr(receiver), "key": key,
+            "value": self.expr(value) if value is not None else ["?", "dict"],
+            "line": at.lineno, "col": at.col_offset + 1, "scope": self.scope,
+            "vline": (value or at).lineno, "vcol": (value or at).col_offset + 1,
+            "class": self._enclosing_class(),
+        })
 
     def _hook(self, key: str, value: ast.expr, form: str, receiver: Any = None) -> None:
         self.summary["sites"].append({
@@ -652,12 +909,9 @@ class _Extractor(ast.NodeVisitor):
             if keyword in self.hook_keys:  # config.patch(key=p), dict(key=p), any call
                 self._hook(keyword, value, f"{name or 'call'}({keyword}=...)")
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        if name in ("patch", "setattr") and positional:
-            # config.patch("key", p) / setattr(config, "key", p)
-            index = 0 if name == "patch" else 1
-            key = self._key_string(positional[index]) if len(positional) > index + 1 else None
-            if key in self.hook_keys:
-                self._hook(key, positional[index + 1], f"{name}(...)")
+        if name in ("patch", "setattr", "__setattr__"):
+            # config.patch("key", p) / setattr(config, "key", p) / config.patch(**overrides)
+            self._store_call(node, name)
         if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert", "update") \
                 and _last(func.value) in self.hook_keys and positional:
             # config.reorder_for_compute_comm_overlap_passes.append(p)
@@ -728,6 +982,11 @@ class _Extractor(ast.NodeVisitor):
                 return ["n", dotted]
             return ["a", self.expr(node.value, d), node.attr] if isinstance(node, ast.Attribute) \
                 else ["?", "name"]
+        if isinstance(node, (ast.JoinedStr, ast.BinOp)) or isinstance(node, ast.Call) \
+                and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+            parts = _key_parts(node)  # "post_grad_" + "custom_post_pass": one string
+            if parts is not None and all(p[0] == "s" for p in parts):
+                return ["s", "".join(p[1] for p in parts)[:300]]
         if isinstance(node, ast.JoinedStr):
             return ["g", _glob(node)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
@@ -936,6 +1195,64 @@ def _is_abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
         return _last(body[0].exc) == "NotImplementedError"
     return False
+
+
+_MAX_KEY = 300  # a folded key longer than any config key is not one (hostile input stays small)
+
+
+def _key_parts(node: ast.AST, depth: int = 0) -> list | None:
+    """A string built from pieces, as a list of ``["s", text]`` / ``["n", dotted]``: literals
+    (implicit concatenation is one literal already), names, ``a + b``, f-strings without format
+    specs, and ``"sep".join([...])`` of a list or tuple display. None for anything else."""
+    if depth > 32:
+        return None
+    d = depth + 1
+    if isinstance(node, ast.Constant):
+        return [["s", node.value]] if isinstance(node.value, str) \
+            and len(node.value) <= _MAX_KEY else None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        dotted = _dotted(node)
+        return [["n", dotted]] if dotted else None
+    parts: list | None = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _key_parts(node.left, d), _key_parts(node.right, d)
+        parts = left + right if left is not None and right is not None else None
+    elif isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                if value.format_spec is not None or value.conversion not in (-1, ord("s")):
+                    return None
+                inner = _key_parts(value.value, d)
+            else:
+                inner = _key_parts(value, d)
+            if inner is None:
+                return None
+            parts += inner
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "join" and isinstance(node.func.value, ast.Constant) \
+            and isinstance(node.func.value.value, str) and len(node.args) == 1 \
+            and not node.keywords and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        parts = []
+        for n, element in enumerate(node.args[0].elts):
+            inner = _key_parts(element, d)
+            if inner is None:
+                return None
+            parts += ([["s", node.func.value.value]] if n else []) + inner
+    if parts is None or len(parts) > 16 \
+            or sum(len(p[1]) for p in parts if p[0] == "s") > _MAX_KEY:
+        return None
+    return parts
+
+
+def _namespace_owner(node: ast.AST) -> ast.expr | None:
+    """``m`` of ``m.__dict__`` or ``vars(m)``: a module's namespace, stored into by key."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    return None
 
 
 def _dotted(node: ast.AST) -> str:
@@ -1517,6 +1834,57 @@ class Index:
         values = self.values(module, scope, iterable, klass, binds, depth)
         return values or [Unresolved(_text(iterable))]
 
+    # ---- stores into config modules ------------------------------------------------------
+    def config_module(self, module: str, scope: str, expr: list, klass: str = "") -> str | None:
+        """The Inductor / functorch config module a receiver is (``inductor_config``,
+        ``torch._inductor.config``, ``config`` imported relatively inside torch), or None."""
+        if expr[0] != "n":
+            return None
+        ref = self._settle(self.resolve_name(module, scope, expr[1], klass))
+        if ref[0] == "module":
+            dotted = ref[1]
+        elif ref[0] == "ext":
+            dotted = f"{ref[1]}.{ref[2]}" if ref[2] else ref[1]
+        elif ref[0] == "unknown":  # followed through modules to one that is not read
+            dotted = ref[1]
+        else:
+            return None
+        if dotted not in self.vocab.config_modules and "." in expr[1]:
+            # torch._functorch.config with `import torch`: the head is a module, the rest a
+            # path below it that no module read here defines
+            head, rest = expr[1].split(".", 1)
+            ref = self._resolve_head(module, scope, head, klass, 0)
+            if ref[0] in ("module", "ext") and (ref[0] == "module" or not ref[2]):
+                dotted = f"{ref[1]}.{rest}"
+        return dotted if dotted in self.vocab.config_modules else None
+
+    def key_strings(self, module: str, scope: str, key: list, klass: str = "") -> list:
+        """The strings a store's key may be: [("str", s) | Unresolved]. ``["cat", parts]``
+        (a key built from pieces) combines what each piece may be (a loop variable over a
+        constant tuple: each element); ``["dict", d]`` (``patch(d)``) the keys of the dict
+        literal ``d`` names; anything else what ``strings`` finds."""
+        if key[0] == "cat":
+            combos = [""]
+            for part in key[1]:
+                options = [("str", part[1])] if part[0] == "s" \
+                    else self.strings(module, scope, part, klass)
+                if not options or any(isinstance(o, Unresolved) or o[0] != "str"
+                                      for o in options):
+                    return [Unresolved(_text(part))]
+                combos = [c + o[1] for c in combos for o in options][:64]
+            return [("str", c) for c in combos]
+        if key[0] == "dict":
+            given = key[1]
+            ref = self._settle(self.resolve_name(module, scope, given[1], klass)) \
+                if given[0] == "n" else None
+            if ref is None or ref[0] != "value" or ref[3][0] != "d":
+                return [Unresolved(f"**{_text(given)}")]
+            found = []
+            for entry_key, _ in ref[3][1]:
+                found += self.key_strings(ref[1], ref[2], entry_key, _klass(ref))
+            return found
+        return self.strings(module, scope, key, klass)
+
     def strings(self, module: str, scope: str, expr: list, klass: str = "") -> list:
         """The strings a name argument may be: [("str", s) | ("glob", p) | Unresolved]; an
         empty list means None (no name)."""
@@ -1605,6 +1973,10 @@ def _text(expr: Any) -> str:
         return "{...}"
     if kind == "lambda":
         return "lambda"
+    if kind == "cat":
+        return " + ".join(_text(part) for part in expr[1])
+    if kind == "dict":
+        return f"**{_text(expr[1])}"
     if kind == "none":
         return "None"
     if kind == "c":

@@ -37,9 +37,11 @@ Known differences, documented rather than hidden, all about files that hold no t
   also goes through CPython's parser (``compiles``, in batched workers) and one it refuses is
   analysed, exactly as with the prefilter off. That parse is most of a cold run's CPU on a
   third-party tree (~1.4 ms a file: 4 s of 7 on 3,000 files), hence opt-in;
-* a hook key spelled only through escapes or implicitly concatenated string literals
-  (``"post_grad_" "custom_post_pass"``) is not seen (the index's own per-function text test
-  shares that limit);
+* a hook key spelled only through escapes, or split into literals at no ``_`` between two of
+  its parts (``"post_gr" + "ad_custom_post_pass"``) outside a store into a config module, is not
+  seen (the index's own per-function text test shares that limit); split at a ``_``
+  (``"post_grad_" "custom_post_pass"``, ``f"{stage}_custom_post_pass"``) it is, and so is any
+  ``setattr`` / ``__dict__`` / ``patch`` store into a config module whatever its key;
 * code nested so deep that the index's summary would recurse past its limit is not reported
   as LG900 "nested too deeply".
 
@@ -218,14 +220,32 @@ class Prefilter:
         # evidence, never a copy: a file needs both ``__call__`` and one of those words.
         # Outside torch only, as LG001 (inside torch the pipeline roots say what runs).
         self.graph_words = _graph_words()
+        # A store into a config module under a computed key, or a hook key split into literals,
+        # holds no whole seed word: the index's own test (Vocabulary.may_store_dynamically),
+        # in words. A file needs a store form and a config module's package word (or to be in
+        # that package), or a piece of a split hook key.
+        from lint_rules.index import STORE_WORDS
+
+        # Bytes any such file holds (a plain ASCII/UTF-8 file: the text's own substrings; a
+        # file with another coding is parsed anyway, Scan.opaque).
+        self.cheap_words = tuple(w.encode() for w in (*STORE_WORDS, *vocab.fragment_runs))
 
     def seeded(self, path: str, module: str, scan: Scan) -> bool:
         """Must this file be parsed whatever the rest of the tree holds?"""
         return (module in self.root_modules or scan.holds(self.seeds)
+                or self._may_store_dynamically(module, scan)
                 or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
+
+    def _may_store_dynamically(self, module: str, scan: Scan) -> bool:
+        """The index's own test (Vocabulary.may_store_dynamically) on the file's text, so the
+        two agree on which files are read whole."""
+        if not any(word in scan.data for word in self.cheap_words):
+            return False  # neither a store form nor a fragment of a hook key, as bytes
+        text = _decoded(scan.data)
+        return text is None or self.plan.vocab.may_store_dynamically(text, module)
 
     def must_parse(self, path: str, module: str, data: bytes, check_syntax: bool = True) -> bool:
         """Seeded, or (``check_syntax``) Python cannot parse it: then the analysis parses it,

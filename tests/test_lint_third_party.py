@@ -312,3 +312,72 @@ def test_torchs_unnamed_pattern_passes_are_named_as_the_registry_spells_them():
     registry = Registry.from_files(SHIPPED)
     assert {"joint_graph.patterns", "post_grad.pass_patterns", "early_patterns"} <= names
     assert [n for n in sorted(names) if registry.match_pass(n) is None] == []
+
+
+# ---- stores into Inductor's / functorch's config under keys that are not literals -------------
+
+DYNAMIC = FIXTURES / "dynamic_like"  # keys split into literals, and keys computed at run time
+
+
+def _hook_message(name: str, key: str, stage: str) -> str:
+    return (f"graph pass '{name}' (installed in {key}) is not in any registry; register it:"
+            f' [[pass]] name = "{name}", stage = "{stage}", lite = "never", kind = "function"')
+
+
+def _store_message(module: str, key: str, form: str) -> str:
+    return (f"store into {module} under a key that cannot be resolved statically ('{key}', {form});"
+            " a custom-pass hook installed so is not checked: write the key as a literal or a"
+            " constant, or review the store and add '# lite-guard: ignore[LG006]' to its line")
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_hook_keys_split_into_literals_are_folded_and_their_passes_reported(prefilter,
+                                                                              monkeypatch):
+    # split_keys.py never writes a hook key whole: "a" + "b", "a" "b" in a constant, an f-string
+    # of another module's constant, "_".join([...]), an f-string of a loop variable.
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    findings = lint_paths([DYNAMIC], Registry.from_files(SHIPPED), jobs=1).findings
+    assert [(f.line, f.col, f.code, f.name, f.message) for f in sorted(findings)
+            if f.path.endswith("split_keys.py")] == [
+        (11, 65, "LG001", "dyn.passes:strip_views",
+         _hook_message("dyn.passes:strip_views", "post_grad_custom_post_pass", "post_grad")),
+        (12, 65, "LG001", "dyn.passes:fold_bias",
+         _hook_message("dyn.passes:fold_bias", "post_grad_custom_pre_pass", "post_grad")),
+        (13, 64, "LG001", "dyn.passes:rewrite_joint",
+         _hook_message("dyn.passes:rewrite_joint", "joint_custom_pre_pass", "joint_graph")),
+        (17, 30, "LG001", "dyn.passes:drop_masks",
+         _hook_message("dyn.passes:drop_masks", "post_grad_custom_post_pass", "post_grad")),
+        (23, 54, "LG001", "dyn.passes:fuse_rope",
+         _hook_message("dyn.passes:fuse_rope", "post_grad_custom_post_pass", "post_grad")),
+    ]
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_a_config_store_whose_key_cannot_be_resolved_is_reported(prefilter, monkeypatch):
+    # computed.py: setattr with a key from a dict's items, patch(**options), __dict__[name]:
+    # reported (LG006). A loop over a constant tuple of cache keys resolves (no hook: silent),
+    # and setattr on an object that is not a config module is not a config store.
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    findings = lint_paths([DYNAMIC], Registry.from_files(SHIPPED), jobs=1).findings
+    assert [(f.line, f.col, f.code, f.name, f.message) for f in sorted(findings)
+            if f.path.endswith("computed.py")] == [
+        (13, 34, "LG006", "torch._inductor.config:key",
+         _store_message("torch._inductor.config", "key", "setattr(...)")),
+        (17, 41, "LG006", "torch._inductor.config:**options",
+         _store_message("torch._inductor.config", "**options", "patch(**...)")),
+        (22, 31, "LG006", "torch._functorch.config:name",
+         _store_message("torch._functorch.config", "name", "item assignment into its namespace")),
+    ]
+
+
+def test_registering_the_folded_hooks_passes_silences_them_but_not_the_unresolved_stores(
+        tmp_path):
+    registry = tmp_path / "dyn.toml"
+    registry.write_text("".join(
+        f'[[pass]]\nname = "dyn.passes:{name}"\nstage = "post_grad"\nlite = "never"\n\n'
+        for name in ("strip_views", "fold_bias", "rewrite_joint", "drop_masks", "fuse_rope")))
+    findings = lint_paths([DYNAMIC], Registry.from_files([*SHIPPED, registry]), jobs=1).findings
+    assert [(Path(f.path).name, f.line, f.code) for f in sorted(findings)] == [
+        ("computed.py", 13, "LG006"), ("computed.py", 17, "LG006"), ("computed.py", 22, "LG006")]

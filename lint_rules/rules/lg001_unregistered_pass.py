@@ -204,6 +204,8 @@ class _Check:
                     self._hook(module, site)
                 elif site["t"] == "reg":
                     self._registration(module, site)
+                elif site["t"] == "dyn":
+                    self._store(module, site)
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -515,6 +517,20 @@ class _Check:
                 if unresolved and index.pass_base(value[1], value[2]) is None:
                     extra = f"; its base '{unresolved[0]}' cannot be resolved"
             self._found(module, line, col, name, form + extra, kind, stage)
+
+    def _store(self, module: str, site: dict) -> None:
+        """``setattr(config, key, p)`` and the like, the key not a literal: where the index
+        resolves the key (a loop over a constant tuple, another module's constant, an f-string
+        of those), each hook key it may be installs ``p``. A key it cannot resolve is LG006's;
+        a dict's own entries are hook sites where the dict is written."""
+        index = self.index
+        if site["key"][0] == "dict" or index.config_module(
+                module, site["scope"], site["recv"], site["class"]) is None:
+            return
+        for key in index.key_strings(module, site["scope"], site["key"], site["class"]):
+            if not isinstance(key, Unresolved) and key[1] in index.vocab.hooks:
+                self._hook(module, {**site, "t": "hook", "key": key[1], "recv": None,
+                                    "line": site["vline"], "col": site["vcol"]})
 
     def _is_hook_receiver(self, module: str, site: dict, hook_module: str) -> bool:
         receiver = site.get("recv")
