@@ -89,3 +89,30 @@ def test_region_compile_imports_inductor_and_guards_it_as_if_imported_before():
     assert lazy["compile_fx"] and lazy["regions"] == ["graph0/bw/region[r]/0", "graph0/fw/region[r]/0"]
     # Same passes seen, same verdicts, same graphs: the hooks patched on import did their job.
     assert lazy["entries"] == eager["entries"] and lazy["entries"]
+
+
+def test_compile_without_regions_or_options_loads_only_what_it_uses(tmp_path):
+    """Nothing a plain lite compile does not run is imported: no fusion or CUDA-graph code (off
+    by default), no region partitioner, and, once the registry cache holds the registry for this
+    torch, neither packaging (version ranges) nor the TOML parser (no pyproject.toml here)."""
+    import os
+
+    body = """
+        import lite_compiler
+        train("lite")
+        print(json.dumps({"ours": sorted(m for m in sys.modules if m.startswith("lite_compiler")),
+                          "others": [m for m in ("packaging", "tomllib",
+                                                 "torch.fx.passes.infra.partitioner")
+                                     if m in sys.modules]}))
+    """
+    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path)}
+    script = PRELUDE + textwrap.dedent(body)
+    for _ in range(2):  # the first process fills the registry cache, the second reads it
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                timeout=600, env=env, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr[-2000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["others"] == []
+    for optional in ("options", "cudagraphs", "bitwise_fusion", "bitwise_check", "fusion_regions",
+                     "bits", "observing", "testing", "fuzz"):
+        assert f"lite_compiler.{optional}" not in seen["ours"], optional
