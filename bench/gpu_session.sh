@@ -34,7 +34,7 @@ tests() {  # $1 GPU, $2 last second. TESTS_TREE: another checkout (the working t
   # benchmark runs on a clean snapshot of a commit); EXTRA_SITE: what that tree needs on the path.
   [ "$(left "$2")" -gt 30 ] || return
   [[ " $PARTS " == *" tests "* ]] || return
-  ( cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD" CUDA_VISIBLE_DEVICES=$1 \
+  ( cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD${PYTHONPATH:+:$PYTHONPATH}" CUDA_VISIBLE_DEVICES=$1 \
     timeout "$(left "$2")" python3 -m pytest -q -n 6 tests/test_guard_registry.py tests/test_guard_mutations.py \
     tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py tests/test_bitwise_fusion.py -p no:cacheprovider \
     > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" )
