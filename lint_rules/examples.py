@@ -99,6 +99,16 @@ role = "pattern_pass"
 name_arg = "pass_name"
 name_position = 0
 
+[[base]]
+name = "torch.fx.graph:Graph"
+role = "graph_type"
+members = ["nodes", "erase_node", "eliminate_dead_code", "owning_module", "lint"]
+
+[[base]]
+name = "torch.fx.graph_module:GraphModule"
+role = "graph_type"
+members = ["graph", "recompile"]
+
 [[config]]
 key = "reorder_for_peak_memory"
 kind = "reorder"

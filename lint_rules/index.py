@@ -77,11 +77,17 @@ class Vocabulary:
     bases: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # name -> (role, arg, pos)
     hooks: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # key -> (module, entry, stage)
     roots: frozenset[str] = frozenset()  # pipeline roots, "module:qualname"
+    # [[base]] role = "graph_type": the FX graph classes a pass is handed -> their members a
+    # pass uses (the evidence that a __call__ takes a graph; never pass vocabulary themselves)
+    graph_types: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
-        bases = {}
+        bases, graph_types = {}, {}
         for base in getattr(registry, "bases", ()):
+            if base.role == "graph_type":
+                graph_types[base.name] = tuple(base.members)
+                continue
             bases[base.name] = (base.role, base.name_arg, base.name_position)
         hooks = {}
         for entry in _custom_hooks(registry):
@@ -98,7 +104,17 @@ class Vocabulary:
                 module = CONFIG_MODULES.get(config.module, config.module)
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
-        return cls(bases, hooks, roots)
+        return cls(bases, hooks, roots, graph_types)
+
+    @functools.cached_property
+    def graph_names(self) -> frozenset[str]:
+        """``Graph``, ``GraphModule``: an annotation naming one says the argument is a graph."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in self.graph_types)
+
+    @functools.cached_property
+    def graph_members(self) -> frozenset[str]:
+        """``nodes``, ``erase_node``, ``recompile``...: using one says the argument is a graph."""
+        return frozenset(member for members in self.graph_types.values() for member in members)
 
     @functools.cached_property
     def short_names(self) -> frozenset[str]:
@@ -192,7 +208,8 @@ class Vocabulary:
 
     @functools.cached_property
     def _key(self) -> str:
-        return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots)))
+        return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots),
+                     sorted(self.graph_types.items())))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
@@ -529,7 +546,8 @@ class _Extractor(ast.NodeVisitor):
             if node.name == "__init__":
                 self._init_flow(klass, node)
             elif node.name == "__call__":
-                evidence = _graph_call(node, self.class_methods[-1] if self.class_methods else None)
+                evidence = _graph_call(node, self.class_methods[-1] if self.class_methods else None,
+                                       self.vocab)
                 if evidence:
                     klass["graph_call"] = evidence
         if klass is None:
@@ -1082,25 +1100,20 @@ def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extract
     return found
 
 
-# What a graph pass does with the graph it is given: torch.fx's Graph / GraphModule interface.
-_GRAPH_TYPES = ("Graph", "GraphModule")
-_GRAPH_USES = frozenset({"nodes", "find_nodes", "erase_node", "recompile", "eliminate_dead_code",
-                         "inserting_before", "inserting_after", "create_node", "call_function",
-                         "owning_module", "graph", "lint"})
-
-
 def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef,
-                methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> str:
+                methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+                vocab: Vocabulary) -> str:
     """Why ``__call__(self, g)`` is a graph pass's entry point, or "": it is called with exactly
     one graph (a backend's ``(gm, example_inputs)`` is not a pass), annotated as an FX graph or
     used as one (``g.nodes``, ``g.erase_node``), itself or by the method of the class it hands
-    ``g`` to (``return self.run(g)``, ``methods``: the class's own). The words of this evidence
-    (_GRAPH_TYPES, _GRAPH_USES) are also the prefilter's, so it parses every file that has it."""
+    ``g`` to (``return self.run(g)``, ``methods``: the class's own). What counts as a graph and
+    a use of one is registry data (``[[base]] role = "graph_type"``, ``Vocabulary.graph_names``
+    / ``graph_members``); the prefilter parses every file holding those words too."""
     positional = [*node.args.posonlyargs, *node.args.args][1:]
     required = len(positional) - len(node.args.defaults)
     if not positional or required != 1:
         return ""
-    evidence = _graph_use(node, positional[0])
+    evidence = _graph_use(node, positional[0], vocab)
     if evidence or not methods:
         return evidence
     for inner in ast.walk(node):  # self.m(g): the first parameter m takes g as
@@ -1110,13 +1123,14 @@ def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef,
                 and isinstance(inner.args[0], ast.Name) and inner.args[0].id == positional[0].arg:
             method = methods[inner.func.attr]
             params = [*method.args.posonlyargs, *method.args.args][1:]
-            evidence = _graph_use(method, params[0]) if params else ""
+            evidence = _graph_use(method, params[0], vocab) if params else ""
             if evidence:
                 return f"{evidence} in self.{inner.func.attr}"
     return ""
 
 
-def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> str:
+def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
+               vocab: Vocabulary) -> str:
     """How a function treats ``param`` as an FX graph: its annotation, or what it does with it."""
     if param.annotation is not None:
         annotation = param.annotation
@@ -1124,11 +1138,11 @@ def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> 
             text = annotation.value.rsplit(".", 1)[-1]
         else:
             text = _last(annotation)
-        if text in _GRAPH_TYPES:
+        if text in vocab.graph_names:
             return f"annotated {text}"
     for inner in ast.walk(node):
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) \
-                and inner.value.id == param.arg and inner.attr in _GRAPH_USES:
+                and inner.value.id == param.arg and inner.attr in vocab.graph_members:
             return f"uses {param.arg}.{inner.attr}"
     return ""
 

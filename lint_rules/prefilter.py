@@ -217,9 +217,11 @@ class Prefilter:
         self.plan = plan
         # LG001 also recognises a class by its effect: a ``__call__`` taking one FX graph,
         # annotated as one or used as one (``g.nodes``). The index's own vocabulary of that
-        # evidence, never a copy: a file needs both ``__call__`` and one of those words.
+        # evidence (registry [[base]] role = "graph_type" rows): a file needs both ``__call__``
+        # and one of those words; none declared, any file defining ``__call__``.
         # Outside torch only, as LG001 (inside torch the pipeline roots say what runs).
-        self.graph_words = _graph_words()
+        self.graph_words = frozenset(w for name in (*vocab.graph_names, *vocab.graph_members)
+                                     for w in pieces(name)) or None
         # A store into a config module under a computed key, or a hook key split into literals,
         # holds no whole seed word: the index's own test (Vocabulary.may_store_dynamically),
         # in words. A file needs a store form and a config module's package word (or to be in
@@ -263,17 +265,6 @@ class Prefilter:
         if config_module:
             facts.config_modules.append(config_module)
         return facts
-
-
-def _graph_words() -> frozenset[bytes] | None:
-    """The words of the index's FX-graph evidence (None if it has none we can read: then any
-    file defining ``__call__`` is parsed)."""
-    from lint_rules import index
-
-    types, uses = getattr(index, "_GRAPH_TYPES", None), getattr(index, "_GRAPH_USES", None)
-    if types is None or uses is None:
-        return None
-    return frozenset(w for name in (*types, *uses) for w in pieces(name))
 
 
 # ---- closure: names that lead to a trigger ---------------------------------------------------

@@ -44,7 +44,7 @@ CONFIG_TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none
 # How a region may override a key: "forced" (not at all), "free" (any value of its type), or a
 # TOML array of the values it may set.
 REGION_POLICIES = ("forced", "free")
-BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration")
+BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration", "graph_type")
 
 SHIPPED_DIR = Path(__file__).parent / "registries"
 
@@ -52,7 +52,7 @@ _PASS_FIELDS = {"name", "stage", "lite", "gated_by", "kind", "hook", "when", "to
 # lite_null = true: lite mode forces None (TOML has no null; torch's "automatic" defaults are None).
 _CONFIG_FIELDS = {"key", "module", "kind", "type", "lite_value", "lite_null", "region", "torch", "why"}
 _PIPELINE_FIELDS = {"root", "stage", "torch", "why"}
-_BASE_FIELDS = {"name", "role", "name_arg", "name_position", "torch", "why"}
+_BASE_FIELDS = {"name", "role", "name_arg", "name_position", "members", "torch", "why"}
 _TABLES = ("pass", "config", "pipeline", "base")
 
 
@@ -177,6 +177,9 @@ class BaseEntry(_VersionRanged):
     torch: str = ""
     origin: str = ""
     line: int = 0
+    # graph_type: the FX graph class a pass is handed; ``members``: what a pass does with it
+    # (``nodes``, ``erase_node``, ...), the lint's evidence that a ``__call__`` takes a graph
+    members: tuple[str, ...] = ()
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -679,7 +682,15 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
     name_arg = _require_str(path, raw, "name_arg", line, lines, required=False)
     # pattern_registration: name_arg / name_position is the argument holding the target pass
     # dict; without one, the function always registers into its own module's pattern passes.
-    if role not in ("pass_class", "pattern_registration") and not name_arg and position < 0:
+    members = raw.get("members", [])
+    if not isinstance(members, list) or not all(isinstance(m, str) and m.isidentifier()
+                                                for m in members) \
+            or bool(members) != (role == "graph_type"):
+        raise RegistryError(path, _field_line(lines, line, "members") if "members" in raw else line,
+                            f"base '{name}': 'members' (a list of attribute names) is required for"
+                            " role = \"graph_type\" and allowed for no other role")
+    if role not in ("pass_class", "pattern_registration", "graph_type") and not name_arg \
+            and position < 0:
         raise RegistryError(path, line, f"base '{name}' (role = \"{role}\") must say which argument"
                             " names the pass: add name_arg = \"...\" and/or name_position = N")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
@@ -687,4 +698,4 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
     return BaseEntry(
         name=name, role=role, name_arg=name_arg, name_position=position,
         why=_require_str(path, raw, "why", line, lines, required=False),
-        torch=torch_spec, origin=str(path), line=line)
+        torch=torch_spec, origin=str(path), line=line, members=tuple(members))

@@ -381,3 +381,30 @@ def test_registering_the_folded_hooks_passes_silences_them_but_not_the_unresolve
     findings = lint_paths([DYNAMIC], Registry.from_files([*SHIPPED, registry]), jobs=1).findings
     assert [(Path(f.path).name, f.line, f.code) for f in sorted(findings)] == [
         ("computed.py", 13, "LG006"), ("computed.py", 17, "LG006"), ("computed.py", 22, "LG006")]
+
+
+# ---- what counts as "takes an FX graph" is registry data -------------------------------------
+
+GRAPHY = FIXTURES / "graph_like"
+
+
+def _graph_type_registry(tmp_path: Path, members: list[str]) -> Path:
+    path = tmp_path / "graph_types.toml"
+    path.write_text('[[base]]\nname = "torch.fx.graph:Graph"\nrole = "graph_type"\n'
+                    f"members = {members!r}\n".replace("'", '"'))
+    return path
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_the_graph_evidence_of_a_pass_by_effect_is_the_registrys_graph_type_members(
+        prefilter, monkeypatch, tmp_path):
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    shipped = lint_paths([GRAPHY], Registry.from_files(SHIPPED), jobs=1).findings
+    assert [(Path(f.path).name, f.line, f.name) for f in shipped] == [
+        ("passes.py", 1, "graphy.passes:CountNodes")]  # graph.nodes: a shipped Graph member
+    assert "(class whose __call__ takes an FX graph (uses graph.nodes))" in shipped[0].message
+    # A registry whose Graph has only python_code: the other class is the pass now.
+    own = Registry.from_files([_graph_type_registry(tmp_path, ["python_code"])])
+    assert [(f.line, f.name) for f in lint_paths([GRAPHY], own, jobs=1).findings] == [
+        (6, "graphy.passes:PrintCode")]

@@ -222,3 +222,13 @@ def test_scanner_leaves_a_root_ranged_out_of_this_release_alone(tmp_path: Path) 
     proc = _scan_check_with(tmp_path, ABSENT_ROOT.format(spec=">=2.99"))
     assert proc.returncode == 0, proc.stdout
     assert "registry in sync" in proc.stderr  # the summary line goes to stderr
+
+
+def test_scanner_reports_a_graph_type_member_torch_does_not_define(tmp_path: Path) -> None:
+    # The lint's "takes an FX graph" evidence is registry data; a member torch's class lacks
+    # would be evidence of nothing, so scan --check says so.
+    proc = _scan_check_with(tmp_path, '[[base]]\nname = "torch.fx.graph_module:GraphModule"\n'
+                            'role = "graph_type"\nmembers = ["graph", "graph_nodes_v2"]\n')
+    assert proc.returncode == 1
+    assert ("not in tree:     graph_type 'torch.fx.graph_module:GraphModule': member"
+            " 'graph_nodes_v2' not defined by the class") in proc.stdout.splitlines()

@@ -91,9 +91,14 @@ def render_reference(registry: Registry) -> str:
               " `observer` or `pattern_pass` names its pass in a constructor argument;"
               " a `pattern_registration` function adds a pattern to the pattern pass its"
               " argument names (or, with none, its own module's): outside torch that pattern"
-              " then runs under torch's pass name (LG001 reports it).", ""]
-    lines += table(("name", "role", "name argument", "position", "torch", "file", "why"), [
+              " then runs under torch's pass name (LG001 reports it). A `graph_type` is the FX"
+              " graph class a pass is handed: a `__call__` taking one argument annotated with"
+              " it, or using one of its members, takes a graph (LG001's evidence of a pass by"
+              " effect; `scan_torch_passes.py --check` checks each member is the class's own).",
+              ""]
+    lines += table(("name", "role", "name argument", "position", "members", "torch", "file", "why"), [
         (code(b.name), b.role, code(b.name_arg), str(b.name_position) if b.name_position >= 0 else "–",
+         ", ".join(code(m) for m in b.members) or "–",
          code(b.torch), origin(b), cell(b.why)) for b in sorted(registry.bases, key=lambda b: b.name)])
     return "\n".join(lines) + "\n"
 

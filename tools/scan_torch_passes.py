@@ -76,8 +76,10 @@ class Vocabulary:
     def from_registry(cls, registry: Registry) -> "Vocabulary":
         observers, patterns, bases, modules = {}, {}, set(), set()
         for base in registry.bases:
-            if base.role == "pattern_registration":
-                continue  # adds patterns to a pattern pass, defines none (LG001, outside torch)
+            if base.role in ("pattern_registration", "graph_type"):
+                # a registration adds patterns to a pattern pass, defines none (LG001, outside
+                # torch); a graph type is what a pass is handed (checked by graph_type_problems)
+                continue
             module, _, qualname = base.name.partition(":")
             leaf = qualname.rsplit(".", 1)[-1]
             modules.add(module.replace(".", "/") + ".py")
@@ -589,6 +591,64 @@ def _describes_torch(entry) -> bool:
     return not entry.source or entry.source.startswith("torch/")
 
 
+def class_members(path: Path, qualname: str) -> set[str] | None:
+    """The attributes a class of torch's source defines: methods and properties, class-level
+    names, and ``self.x = ...`` in its methods (None when the class is not there)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    scope: list[ast.stmt] = tree.body
+    klass = None
+    for part in qualname.split("."):
+        klass = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if klass is None:
+            return None
+        scope = klass.body
+    members: set[str] = set()
+    for node in klass.body:  # type: ignore[union-attr]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            members.add(node.name)
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store) \
+                        and isinstance(inner.value, ast.Name) and inner.value.id == "self":
+                    members.add(inner.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            members.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            members.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return members
+
+
+def graph_type_problems(root: Path, registry: Registry, version: str | None,
+                        unresolved: list[str] | None = None) -> list[str]:
+    """Each ``[[base]] role = "graph_type"`` row names a class of torch's source, and each of
+    its ``members`` is defined there (the lint takes them as evidence that a ``__call__`` is
+    handed an FX graph: a member torch dropped would be evidence of nothing)."""
+    problems = []
+    for base in registry.bases:
+        if base.role != "graph_type" or not _judged(base.torch, version):
+            continue
+        module, _, qualname = base.name.partition(":")
+        parts = module.split(".")
+        if parts[0] != "torch":
+            continue
+        stem = root.joinpath(*parts[1:])
+        path = stem / "__init__.py" if stem.is_dir() else stem.with_suffix(".py")
+        if not path.is_file():  # a tree of the pass packages only
+            if unresolved is not None:
+                unresolved.append(f"{base.name}: source {path.relative_to(root.parent)} is not in"
+                                  " this tree; not checked")
+            continue
+        members = class_members(path, qualname)
+        if members is None:
+            problems.append(f"graph_type {base.name!r}: class not found in {path}")
+            continue
+        problems += [f"graph_type {base.name!r}: member {m!r} not defined by the class"
+                     for m in base.members if m not in members]
+    return problems
+
+
 def compare(result: ScanResult, registry: Registry) -> tuple[list[str], list[str]]:
     """(missing from the registries, registered but gone from the tree) for this torch version."""
     version = None if result.torch_version == "unknown" else result.torch_version
@@ -608,6 +668,7 @@ def compare(result: ScanResult, registry: Registry) -> tuple[list[str], list[str
         elif not matches(entry.torch, version):
             missing.append(f"config {module}:{key} is registered with torch = {entry.torch!r},"
                            f" which excludes {version}, but exists in the tree")
+    stale += graph_type_problems(Path(result.torch_root), registry, version, result.unresolved)
     ranges = {p.root: p.torch for p in registry.pipelines}
     for root in result.missing_roots:
         if _judged(ranges.get(root, ""), version):  # a root ranged out of this release is not stale
