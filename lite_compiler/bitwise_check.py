@@ -98,9 +98,12 @@ _SPECIALS = (0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-40, -1e-40
 
 
 def stress_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device,
-                  gen: torch.Generator) -> torch.Tensor:
+                  gen: torch.Generator, operand: int = 0) -> torch.Tensor:
     """Values that find rounding, NaN and subnormal differences: normals scaled by 2**[-20, 20),
-    one element in eight replaced by a special value (cycled, so every one appears)."""
+    one element in eight replaced by a special value (cycled, so every one appears), and two
+    blocks of specials, at the start (vector loop) and at the very end (where a scalar tail loop
+    runs): in those blocks operand 0 cycles fastest and operand 1 by blocks of 16, so two
+    same-shaped operands meet in every pair of specials (NaN + NaN, inf - inf, ...)."""
     if dtype == torch.bool:
         return torch.rand(shape, generator=gen).lt(0.5).to(device)
     if not dtype.is_floating_point:
@@ -115,6 +118,11 @@ def stress_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: torch.devi
         where = torch.randperm(flat.numel(), generator=gen)[: max(len(_SPECIALS), flat.numel() // 8)]
         specials = torch.tensor(_SPECIALS, dtype=torch.float64)
         flat[where] = specials[torch.arange(where.numel()) % len(_SPECIALS)]
+        block = min(len(_SPECIALS) ** 2, flat.numel() // 2)
+        pattern = specials[(torch.arange(block) // len(_SPECIALS) ** min(operand, 1)
+                            + 7 * max(operand - 1, 0)) % len(_SPECIALS)]
+        flat[:block] = pattern
+        flat[flat.numel() - block:] = pattern
     # Through float32 first: the specials (subnormals, 3e38) take the value each dtype rounds to.
     return x.float().to(dtype).to(device)
 
@@ -197,7 +205,8 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
                         continue
                     val = arg.meta["val"]
                     real = stress_tensor(stress_shape(tuple(out_val.shape), tuple(val.shape), last),
-                                         val.dtype, val.device, gen)
+                                         val.dtype, val.device, gen,
+                                         operand=sum(isinstance(a, torch.fx.Node) for a in args))
                     placeholder = graph.placeholder(f"in{len(inputs)}")
                     placeholder.meta["val"] = fake_mode.from_tensor(real, static_shapes=True)
                     inputs.append(real)

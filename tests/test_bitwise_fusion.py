@@ -2,9 +2,11 @@
 
 Every test compiles real functions with backend="lite" and compares outputs and gradients with
 backend="aot_eager" by torch.equal; the ledger and the generated code show what was fused and what
-fell back, and why. On CPU, Inductor's C++ code is bitwise equal to ATen for most of these ops
-(add, mul, sub, where, rsqrt, casts, relu) and not for fp32 exp (a different exp polynomial):
-that is the real non-bitwise signature the fallback tests use, found by the checker itself.
+fell back, and why. On CPU, Inductor's C++ code is bitwise equal to ATen for most of these ops in
+fp32 (add, mul, sub, where, rsqrt, casts, relu) and not for fp32 exp (a different exp polynomial):
+that is the real non-bitwise signature the fallback tests use, found by the checker itself. In
+bf16 on CPU most arithmetic is not bitwise (NaN payloads where ATen runs a scalar tail loop);
+comparisons and where are.
 """
 
 from __future__ import annotations
@@ -88,11 +90,18 @@ def test_pointwise_chains_fuse_and_stay_bitwise_equal_to_aot_eager(dtype):
     assert any(e.graph.split("/")[1] == "fw" for e in fused), [e.graph for e in fused]
     assert any(e.graph.split("/")[1] == "bw" for e in fused), [e.graph for e in fused]
     assert all(e.graph in ledger.region_code for e in fused)
-    assert any("aten.where.self" in e.reason and "aten.sub.Tensor" in e.reason for e in fused)
+    assert any("aten.where.self" in e.reason for e in fused)
     fw_code = next(code for name, code in ledger.graph_code.items() if name.endswith("/fw"))
     assert "__lite_region_" in fw_code  # the groups are region calls in the graph that runs
-    if dtype == torch.float32:  # (bf16 rsqrt on CPU differs from ATen in NaN payloads: stays ATen)
+    if dtype == torch.float32:
+        assert any("aten.rsqrt.default" in e.reason and "aten.sub.Tensor" in e.reason for e in fused)
         assert "torch.ops.aten.rsqrt" not in fw_code
+    else:
+        # On CPU, bf16 arithmetic is not bitwise: where ATen runs a scalar tail loop, Inductor
+        # runs a masked vector one, which writes NaN as 0xffff, not ATen's 0x7fc0. Found by the
+        # stress block at the end of each check tensor; those ops stay ATen, with the reason.
+        refused = [e for e in _fusion_rows() if e.stage == "fusion" and not e.allowed]
+        assert any(e.name.startswith("bitwise_fusion aten.mul.Tensor(bfloat16") for e in refused)
 
 
 def test_a_small_mlp_trains_bitwise_equal_to_aot_eager_with_groups_fused():
