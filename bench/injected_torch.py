@@ -771,6 +771,78 @@ INJECTIONS: list[Injection] = [
     _i("control_comment_and_docstring", "a comment in post_grad_passes and a docstring edit",
        _e(POST, "# TODO: move the profiler-op removal into the pattern passes", PG_AT, PG_ROOT),
        control=True),
+    # ---- hook keys that are not written whole (round 4) --------------------------------------
+    _i("setattr_concatenated_hook_key", "setattr(config, 'post_grad_' + 'custom_pre_pass', fn)",
+       _e(COMPILE, """
+          def _canonicalize_views(graph: torch.fx.Graph) -> None:
+              for node in graph.find_nodes(op="call_function", target=torch.ops.aten.view.default):
+                  pass
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          setattr(config, "post_grad_" + "custom_pre_pass", _canonicalize_views)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["_canonicalize_views"]),
+    _i("patch_implicitly_concatenated_key", "config.patch({'post_grad_custom_' 'post_pass': fn})",
+       _e(COMPILE, """
+          def _reorder_casts(graph: torch.fx.Graph) -> None:
+              pass
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          with config.patch(
+              {
+                  "post_grad_custom_"
+                  "post_pass": _reorder_casts,
+              }
+          ):
+              post_grad_passes(gm, is_inference)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["_reorder_casts"]),
+    _i("setattr_loop_over_hook_keys", "setattr(config, key, fn) looping over a tuple of hook keys",
+       _e(COMPILE, """
+          _GRAPH_LOGGING_HOOKS = (
+              "post_grad_custom_pre_pass",
+              "post_grad_custom_post_pass",
+          )
+
+
+          def _log_graph_shape(graph: torch.fx.Graph) -> None:
+              log.debug("post-grad graph: %d nodes", len(graph.nodes))
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          if config.trace.enabled:
+              for hook_name in _GRAPH_LOGGING_HOOKS:
+                  setattr(config, hook_name, _log_graph_shape)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["_log_graph_shape"]),
+    _i("fstring_hook_key_from_parameter", "setattr(config, f'{stage}_custom_post_pass', fn), stage"
+       " a parameter", _e(COMPILE, """
+          def _install_stage_hook(stage: str, fn: Callable[[torch.fx.Graph], None]) -> None:
+              setattr(config, f"{stage}_custom_post_pass", fn)
+
+
+          def _drop_identity_permutes(graph: torch.fx.Graph) -> None:
+              pass
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          _install_stage_hook("post_grad", _drop_identity_permutes)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["torch._inductor.config:stage + '_custom_post_pass'"],
+       note="LG006: the key cannot be resolved (a parameter), so the store is reported"),
+    _i("functorch_dunder_dict_hook", "torch._functorch.config.__dict__[key] = fn, key joined",
+       _e(COMPILE, """
+          def _split_joint_rng(joint_gm, joint_inputs):
+              return joint_gm
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, """
+          torch._functorch.config.__dict__["_".join(["joint", "custom", "pass"])] = _split_joint_rng
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       expect=["_split_joint_rng"]),
+    _i("control_setattr_loop_over_cache_keys", "setattr(config, key, False) over cache keys",
+       _e(COMPILE, """
+          for cache_key in ("fx_graph_cache", "autotune_local_cache"):
+              setattr(config, cache_key, False)
+          """, "post_grad_passes(gm, is_inference)", "def _recursive_post_grad_passes"),
+       control=True, note="keys resolved to two non-hook config keys: nothing to report"),
 ]
 
 
