@@ -244,9 +244,9 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
         "split below shows what each costs when absent, and the *registry cache empty too* row "
         "the whole first call without it.",
         "",
-        f"Produced by `.venv/bin/python bench/compile_zoo_first_call.py --repeats {meta['repeats']}"
-        f"{' --models ' + ' '.join(models) if tuple(models) != MODELS else ''} --write` "
-        f"({meta['elapsed_s']:.0f} s) at {meta['code']} on {meta['machine']}, {meta['cpus']} CPUs, "
+        f"Produced by `.venv/bin/python bench/compile_zoo_first_call.py {meta['command']}` "
+        f"({meta['elapsed_s']:.0f} s) at {meta['code']}{meta['where']} on {meta['machine']},"
+        f" {meta['cpus']} CPUs, "
         f"Python {meta['python']}, torch {meta['torch']}, `OMP_NUM_THREADS=1 "
         "TORCHINDUCTOR_COMPILE_THREADS=1`; load average (1 min) before each sample: "
         f"min {min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} "
@@ -305,6 +305,18 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
     return "\n".join(lines), {f"{m}/{v}": r for (m, v), r in summary.items()}
 
 
+def _where(repo: Path) -> str:
+    """Say so when the run is from a git worktree (a frozen copy of the commit: other sessions'
+    edits to the shared checkout cannot change the code under test mid-run)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=repo).stdout.strip()
+
+    common, own = git("rev-parse", "--git-common-dir"), git("rev-parse", "--git-dir")
+    if common and own and Path(repo, common).resolve() != Path(repo, own).resolve():
+        return " (run from a `git worktree` of that commit)"
+    return ""
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         print(json.dumps(worker(sys.argv[2], sys.argv[3])))
@@ -336,7 +348,7 @@ def main() -> int:
             "machine": platform.machine(), "cpus": os.cpu_count(),
             "python": platform.python_version(), "torch": torch_version,
             "repeats": args.repeats, "models": list(args.models), "code": code_state(REPO),
-            "imports": imports}
+            "imports": imports, "command": " ".join(sys.argv[1:]), "where": _where(REPO)}
     body, summary = render(rows, meta)
     print(f"## {SECTION}\n\n{body}")
     if args.json:
