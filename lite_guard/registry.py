@@ -397,7 +397,9 @@ def registry_paths(
 
 # ---- parsing and validation -------------------------------------------------------------
 
-_TABLE_HEADER = re.compile(r"^\s*\[\[\s*(pass|config|pipeline|base)\s*\]\]")
+# Patterns as text: re compiles (and caches) them at their first use, i.e. only when a file is
+# parsed; a registry read from the cache never pays for them.
+_TABLE_HEADER = r"^\s*\[\[\s*(pass|config|pipeline|base)\s*\]\]"
 # A registry is a few hundred KB; anything far larger is not one (and must not fill memory).
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
@@ -486,7 +488,7 @@ def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str],
 def _entry_lines(lines: Sequence[str]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {table: [] for table in _TABLES}
     for number, line in enumerate(lines, start=1):
-        match = _TABLE_HEADER.match(line)
+        match = re.match(_TABLE_HEADER, line)
         if match:
             found[match.group(1)].append(number)
     return found
@@ -512,7 +514,7 @@ def _field_line(lines: Sequence[str], entry_line: int, field_name: str) -> int:
     pattern = _field_pattern(field_name)
     for index in range(entry_line, len(lines)):
         line = lines[index]
-        if _TABLE_HEADER.match(line) or line.lstrip().startswith("["):
+        if re.match(_TABLE_HEADER, line) or line.lstrip().startswith("["):
             break
         if pattern.match(line):
             return index + 1
@@ -554,12 +556,12 @@ def _check_torch_spec(path, spec, line, lines) -> None:
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
 
 
-_QUALIFIED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_<][\w.<>]*$")
-_CONFIG_REF = re.compile(r"^(?:(inductor|functorch):)?[A-Za-z_][\w.]*$")
+_QUALIFIED = r"^[A-Za-z_][\w.]*:[A-Za-z_<][\w.<>]*$"  # compiled at first use, as above
+_CONFIG_REF = r"^(?:(inductor|functorch):)?[A-Za-z_][\w.]*$"
 
 
 def _check_qualified(path, value, field_name, line, lines, example) -> None:
-    if value and not _QUALIFIED.match(value):
+    if value and not re.match(_QUALIFIED, value):
         raise RegistryError(path, _field_line(lines, line, field_name),
                             f"{field_name} '{value}' is not 'module:qualname'; write e.g. \"{example}\"")
 
@@ -597,7 +599,7 @@ def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassE
     hook = _require_str(path, raw, "hook", line, lines, required=False)
     _check_qualified(path, hook, "hook", line, lines, "torch._inductor.scheduler:Scheduler.fuse_nodes")
     when = _require_str(path, raw, "when", line, lines, required=False)
-    if when and not _CONFIG_REF.match(when):
+    if when and not re.match(_CONFIG_REF, when):
         raise RegistryError(path, _field_line(lines, line, "when"),
                             f"when '{when}' is not a config key; write e.g. \"use_dce\","
                             " \"triton.cudagraphs\" or \"functorch:activation_memory_budget\"")
