@@ -8,7 +8,9 @@ no torch to lint with ``--torch``, a bad registry).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -167,6 +169,25 @@ def run(args: argparse.Namespace) -> int:
         args.fix = False
         return run(args)  # check again, against the registry with the new entries
 
+    if errors:
+        status = 2
+    elif args.format == "lintrunner":
+        status = 0  # lintrunner reads findings from the messages; non-zero means the linter failed
+    else:
+        status = 1 if problems or findings else 0
+    # `lite_guard check | head -1`: the reader may leave; the findings are still there, so the
+    # status says so (a shell's pipefail sees 1, never a clean 0), and the summary still goes out.
+    for stream, write in ((sys.stdout, _print_findings), (sys.stderr, _print_summary)):
+        try:
+            write(args, registry, report, problems, findings, errors, started)
+            stream.flush()
+        except BrokenPipeError:
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    return status
+
+
+def _print_findings(args, registry, report, problems, findings, errors, started) -> None:
     from lint_rules import formats
 
     if args.format == "text":
@@ -182,9 +203,13 @@ def run(args: argparse.Namespace) -> int:
         output = render(findings, problems, errors)
         if output:
             print(output)
+
+
+def _print_summary(args, registry, report, problems, findings, errors, started) -> None:
+    from lint_rules import formats
+
     for error in errors:
         print(f"lite_guard check: {formats.escape_text(error)}", file=sys.stderr)
-
     files = ", ".join(str(p) for p in registry.files) or "none"
     print(f"registries: {len(registry.passes)} passes, {len(registry.configs)} configs"
           f" from {len(registry.files)} file(s): {files}", file=sys.stderr)
@@ -192,8 +217,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"linted {report.files} file(s) ({report.parsed} parsed, {report.cached} cached)"
               f" in {time.perf_counter() - started:.2f}s", file=sys.stderr)
     print(f"{len(problems) + len(findings)} finding(s)", file=sys.stderr)
-    if errors:
-        return 2
-    if args.format == "lintrunner":
-        return 0  # lintrunner reads findings from the messages; non-zero means the linter failed
-    return 1 if problems or findings else 0

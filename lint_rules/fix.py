@@ -158,6 +158,7 @@ def placeholder_whys(registry: Any) -> list[str]:
 
 def run_fix(args: Any, findings: list[Finding]) -> int:
     """The ``--fix`` step of ``lite_guard check``: 0 written (or nothing to write), 2 nowhere safe."""
+    import os
     import sys
 
     from lite_guard.project_config import load_project_config
@@ -169,6 +170,11 @@ def run_fix(args: Any, findings: list[Finding]) -> int:
                            project.pyproject if project else None)
     except FixError as exc:
         print(f"lite_guard check --fix: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a read-only or full file system, a directory in the file's place
+        where = os.fsdecode(exc.filename) if exc.filename else "the registry"
+        print(f"lite_guard check --fix: cannot write {where}: {exc.strerror or exc}; make it"
+              " writable (or its folder) and run --fix again", file=sys.stderr)
         return 2
     if result.added:
         print(f"lite_guard check --fix: {'created' if result.created else 'added to'} {result.target}:"

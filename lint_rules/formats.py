@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from urllib.parse import quote
 
 from lint_rules.findings import Finding
@@ -41,7 +40,11 @@ def artifact_location(path: str) -> dict:
 
 
 def _root_uri() -> str:
-    return "file://" + quote(os.fsencode(Path.cwd()), safe="/").rstrip("/") + "/"
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:  # the directory was deleted under the run: only absolute paths lint
+        here = "/"
+    return "file://" + quote(os.fsencode(here), safe="/").rstrip("/") + "/"
 
 
 _REGISTRY_RULE = "LG-REGISTRY"  # registry cross-entry problems (not a lint rule of a source file)

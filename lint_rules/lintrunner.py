@@ -16,10 +16,12 @@ the linter itself (a bad registry, a path that does not exist: exit 2) is non-ze
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
 from lint_rules.findings import Finding
+from lint_rules.isolation import Unreadable
 
 LINTER_CODE = "LITE_GUARD"
 _PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
@@ -56,6 +58,23 @@ def to_lintrunner(findings: list[Finding], registry_problems: list[str], errors:
     return "\n".join(lines)
 
 
+def _paths_file(name: str) -> list[str]:
+    """The paths of lintrunner's paths file, one a line, exactly as written: a name may begin or
+    end with spaces (stripping them would lint another file, or none) or hold any byte."""
+    from lint_rules.isolation import read_regular
+
+    try:
+        data = read_regular(name or ".", max_bytes=_MAX_PATHS_FILE)  # a FIFO or device: refused
+    except Unreadable as exc:
+        reason = re.sub(r"^cannot read file: |; it was not (checked|read)$", "", str(exc))
+        raise Unreadable(f"cannot read the paths file ({reason}); pass the file lintrunner"
+                         " writes, @{{PATHSFILE}}") from None
+    return [line for line in os.fsdecode(data).split("\n") if line]
+
+
+_MAX_PATHS_FILE = 256 << 20  # a million paths of 256 bytes
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m lint_rules.lintrunner [@PATHSFILE | PATH ...] [check options]``."""
     from lite_guard.cli import main as cli_main
@@ -65,8 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     listed: list[str] = []  # the paths file: only ever paths
     for arg in args:
         if arg.startswith("@"):
-            with open(arg[1:], encoding="utf-8") as handle:
-                listed += [line.strip() for line in handle if line.strip()]
+            try:
+                listed += _paths_file(arg[1:])
+            except Unreadable as exc:
+                print(f"lite_guard lintrunner: {arg}: {exc}", file=sys.stderr)
+                return 2
         else:
             given.append(arg)
     if not listed and not any(not a.startswith("-") for a in given):

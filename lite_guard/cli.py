@@ -11,6 +11,7 @@ Exit codes everywhere: 0 clean, 1 findings, 2 usage or configuration error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from importlib.metadata import EntryPoint, entry_points
@@ -55,6 +56,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             continue
         try:
             register = entry_point.load()
+        except RegistryError:
+            raise  # a bad registry file (LITE_GUARD_REGISTRIES, pyproject): its own line, exit 2
         except Exception as exc:  # noqa: BLE001  (one line for people, whatever it was)
             # trace and fuzz need torch, an optional dependency, and import the compiler, which
             # checks torch and the registries at import: say what failed instead of a traceback.
@@ -72,8 +75,51 @@ class CommandUnavailable(Exception):
     """The command named on the command line could not be imported (one line for people)."""
 
 
+def _open_standard_streams() -> None:
+    """Give a closed stdin/stdout/stderr (``lite_guard check >&-``) /dev/null: else the next file
+    opened takes descriptor 1 and findings would be printed into it (a cache file, a registry)."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest free: fd
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _open_standard_streams()
+    try:
+        try:
+            status = _main(argv)
+        except SystemExit as done:  # argparse's --help, --version and usage errors
+            status = done.code if isinstance(done.code, int) else EXIT_USAGE
+        sys.stdout.flush()  # here, not at exit: a full disk is one line and exit 2, not "ignored"
+        return status
+    except BrokenPipeError:
+        # `lite_guard ... | head`: the reader left; say nothing more (Python docs' recipe). A
+        # command whose exit status matters (check) catches this itself and keeps its status.
+        _silence_stdout()
+        return EXIT_OK
+    except OSError as exc:  # a full disk or an I/O error under stdout, or a file we had to touch
+        _silence_stdout()
+        if exc.filename:
+            line = f"{os.fsdecode(exc.filename)!r}: {exc.strerror or exc}; check the path and its permissions"
+        else:
+            line = f"cannot write the output: {exc.strerror or exc}; free space or write it elsewhere"
+        with contextlib.suppress(OSError):
+            print(f"lite_guard: {line}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit cannot fail a second time."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _main(argv: list[str]) -> int:
     try:
         parser = build_parser(argv)
     except CommandUnavailable as exc:
@@ -93,10 +139,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # `lite_guard ... | head`: the reader left; say nothing more (Python docs' recipe).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -20,7 +20,11 @@ class ProjectConfig:
 
 
 def find_pyproject(start: str | Path | None = None) -> Path | None:
-    here = Path(start or Path.cwd()).resolve()
+    try:
+        here = Path(start or Path.cwd()).resolve()
+    except FileNotFoundError:  # the shell's directory was deleted under it
+        raise RegistryError(".", 0, "the current directory no longer exists, so its pyproject.toml"
+                            " cannot be found; cd into your project and run again") from None
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -34,7 +38,7 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     if pyproject is None:
         return ProjectConfig()
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        text = pyproject.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is no error
     except (OSError, UnicodeDecodeError) as exc:
         raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {exc}") from None
     held = _READ.get(pyproject)
@@ -66,6 +70,9 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise RegistryError(pyproject, _line_in_section(lines, key),
                                 f"{_SECTION} {key} must be a list of paths (strings)")
+        if any("\0" in v for v in value):  # no file system has such a name (os calls raise)
+            raise RegistryError(pyproject, _line_in_section(lines, key),
+                                f"{_SECTION} {key} holds a path with a NUL character; remove it")
         return value
 
     base = pyproject.parent

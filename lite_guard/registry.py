@@ -437,11 +437,11 @@ def read_regular_file(path: Path, limit: int = MAX_REGISTRY_BYTES) -> bytes:
 def parse_registry_file(path: Path) -> ParsedFile:
     try:
         raw = read_regular_file(path)
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM (Windows editors) is no error
     except FileNotFoundError:
-        raise RegistryError(path, 0, "registry file does not exist; fix the path in"
-                            " [tool.lite_guard] registries or on the command line") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError(path, 0, "registry file does not exist; fix the path in [tool.lite_guard]"
+                            " registries, LITE_GUARD_REGISTRIES or on the command line") from None
+    except (OSError, ValueError) as exc:  # undecodable; a NUL in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise RegistryError(path, 0, f"cannot read registry file: {reason}; point the registry"
                             " path at a regular UTF-8 TOML file") from None

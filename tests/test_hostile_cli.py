@@ -1,0 +1,213 @@
+"""Hostile surroundings of a run (round 4 red team): closed and broken output streams, a full
+disk, a deleted working directory, odd bytes in project settings and lintrunner's paths file,
+and what ``--fix`` may do to the files it writes. Every case runs the real CLI in a subprocess
+(helpers of tests/test_hostile.py: bounded time, no traceback, no signal) and asserts the exact
+stderr line and the documented exit code; a real pass in a sibling file must still be reported.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_hostile import BIN, BOUND, REAL_PASS, VOCABULARY, hostile_tree, lite_guard
+
+CHECK = f"{BIN / 'lite_guard'} check --no-project --registry {VOCABULARY}"
+
+
+def _shell(command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """``command`` under bash with pipefail: the status of a pipeline is its first failure."""
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=cwd, capture_output=True,
+                            timeout=BOUND, env={**os.environ, "LITE_GUARD_CACHE_DIR":
+                                                str(cwd.parent / "cache"), **env})
+    result.stdout, result.stderr = result.stdout.decode(), result.stderr.decode()
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def _many_passes(root: Path, count: int = 1500) -> None:
+    """One file of ``count`` passes: far more findings than a pipe holds (64 KiB)."""
+    body = "".join(REAL_PASS.split("\n\n\n", 1)[1].replace("MyPass", f"Pass{n}") + "\n\n"
+                   for n in range(count))
+    (root / "many.py").write_text(REAL_PASS.split("\n\n\n", 1)[0] + "\n\n\n" + body)
+
+
+# ---- output streams ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("format", ["text", "json"])
+def test_check_read_by_head_keeps_the_findings_exit_status(tmp_path, format):
+    """`lite_guard check | head -1` exited 0 (BrokenPipeError was 'success'): under pipefail a CI
+    step passed with 1,500 unregistered passes in the tree."""
+    root = hostile_tree(tmp_path)
+    _many_passes(root)
+    result = _shell(f"{CHECK} --format {format} . | head -c 100", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == "1501 finding(s)"  # the summary still goes out
+
+
+def test_check_with_stdout_closed_keeps_its_status_and_summary(tmp_path):
+    """`lite_guard check >&-` crashed (sys.stdout is None: AttributeError, a traceback)."""
+    root = hostile_tree(tmp_path)
+    result = _shell(f"{CHECK} . >&-", cwd=root)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == "1 finding(s)"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [f"{CHECK} .", f"{BIN / 'lite_guard'} registry list"])
+def test_output_to_a_full_disk_is_one_line_exit_2(tmp_path, command):
+    """Writing findings to a full disk was an OSError traceback (and exit 1: 'findings')."""
+    root = hostile_tree(tmp_path)
+    result = _shell(f"{command} > /dev/full", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == ("lite_guard: cannot write the output: No space left on"
+                                              " device; free space or write it elsewhere")
+
+
+# ---- the working directory and project settings -----------------------------------------------
+
+@pytest.mark.parametrize("args", [["check"], ["registry", "list"]])
+def test_a_deleted_working_directory_is_one_line_exit_2(tmp_path, args):
+    """Path.cwd() raised FileNotFoundError from the search for pyproject.toml: a traceback."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    result = _shell(f"cd {gone} && rmdir {gone} && {BIN / 'lite_guard'} {' '.join(args)}",
+                    cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "lite_guard: .:0: the current directory no longer exists, so its pyproject.toml cannot be"
+        " found; cd into your project and run again"]
+
+
+def test_sarif_of_absolute_paths_from_a_deleted_working_directory(tmp_path):
+    root = hostile_tree(tmp_path)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    result = _shell(f"cd {gone} && rmdir {gone} && {CHECK} --format sarif {root}", cwd=tmp_path)
+    assert result.returncode == 1
+    assert f'"uri": "file://{root}/real_pass.py"' in result.stdout
+
+
+def test_a_nul_in_a_project_registry_path_is_one_line_exit_2(tmp_path):
+    """A registry path "\\u0000" in [tool.lite_guard] reached os.open: ValueError, a traceback."""
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\npaths = ["."]\nregistries = ["a\\u0000"]\n')
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"lite_guard: {root / 'pyproject.toml'}:3: [tool.lite_guard] registries holds a path with a"
+        " NUL character; remove it"]
+
+
+def test_a_pyproject_and_a_registry_saved_with_a_bom_are_read(tmp_path):
+    """A UTF-8 byte-order mark (Notepad's default) was 'malformed TOML: Invalid statement'."""
+    root = hostile_tree(tmp_path)
+    bom = b"\xef\xbb\xbf"
+    (root / "pyproject.toml").write_bytes(bom + b'[tool.lite_guard]\npaths = ["real_pass.py"]\n'
+                                          + b'registries = ["reg.toml"]\n')
+    (root / "reg.toml").write_bytes(bom + VOCABULARY.read_bytes())
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 1
+    assert result.stdout.startswith(f"{root / 'real_pass.py'}:4:7 LG001 graph pass 'real_pass:MyPass'")
+    assert "from 5 file(s): " in result.stderr and f"{root / 'reg.toml'}\n" in result.stderr
+
+
+# ---- lintrunner's paths file -------------------------------------------------------------------
+
+def _lintrunner(root: Path, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-P", "-m", "lint_rules.lintrunner", *args,
+                             "--no-project", "--registry", str(VOCABULARY)], cwd=root,
+                            capture_output=True, timeout=BOUND,
+                            env={**os.environ, "LITE_GUARD_CACHE_DIR": str(root.parent / "cache")})
+    result.stdout, result.stderr = result.stdout.decode(), result.stderr.decode()
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+@pytest.mark.parametrize("kind, reason", [
+    ("missing", "No such file or directory"),
+    ("directory", "not a regular file (a directory)"),
+    ("fifo", "not a regular file (a FIFO)"),  # was a hang: open() of a FIFO blocks
+])
+def test_a_paths_file_that_cannot_be_read_is_one_line_exit_2(tmp_path, kind, reason):
+    root = hostile_tree(tmp_path)
+    paths_file = tmp_path / "paths"
+    if kind == "directory":
+        paths_file.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(paths_file)
+    result = _lintrunner(root, f"@{paths_file}")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"lite_guard lintrunner: @{paths_file}: cannot read the paths file ({reason}); pass the"
+        " file lintrunner writes, @{{PATHSFILE}}"]
+
+
+def test_paths_file_names_are_linted_exactly_as_written(tmp_path):
+    """Names were stripped and decoded as UTF-8: ' evil.py' was linted as 'evil.py' (so the file
+    with the space was never read), and one undecodable byte was a UnicodeDecodeError."""
+    root = hostile_tree(tmp_path)
+    spaced = REAL_PASS.replace("MyPass", "Spaced")
+    (root / " evil.py").write_text(spaced)
+    (root / "evil.py").write_text("nothing = 1\n")
+    (root / os.fsdecode(b"\xff.py")).write_text(REAL_PASS.replace("MyPass", "Undecodable"))
+    paths_file = tmp_path / "paths"
+    paths_file.write_bytes(b" evil.py\nevil.py\n\xff.py\nreal_pass.py\n")
+    result = _lintrunner(root, f"@{paths_file}")
+    assert result.returncode == 0, result.stderr  # lintrunner: findings are messages, exit 0
+    names = sorted(line.split('"name": "LG001"')[0].split('"path": ')[1].split(",")[0]
+                   for line in result.stdout.splitlines())
+    assert names == ['" evil.py"', '"\\udcff.py"', '"real_pass.py"'], result.stdout
+
+
+# ---- --fix and the files it writes -------------------------------------------------------------
+
+def test_fix_keeps_the_mode_of_pyproject_and_gives_the_new_registry_the_umask_mode(tmp_path):
+    """Atomic writes went through mkstemp: pyproject.toml became 0600 (the team could no longer
+    read it) and the new registry too."""
+    root = hostile_tree(tmp_path)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text('[tool.lite_guard]\npaths = ["real_pass.py"]\n')
+    pyproject.chmod(0o640)
+    result = _shell(f"umask 022 && {BIN / 'lite_guard'} check --fix", cwd=root)
+    assert result.returncode == 1  # the placeholder why is reported until a person decides
+    assert stat.S_IMODE(pyproject.stat().st_mode) == 0o640
+    assert stat.S_IMODE((root / "lite_guard_registry.toml").stat().st_mode) == 0o644
+
+
+@pytest.mark.skipif(os.getuid() != 0 or shutil.which("chattr") is None,
+                    reason="an immutable folder needs root and chattr")
+def test_fix_into_a_folder_it_cannot_write_is_one_line_exit_2(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\npaths = ["real_pass.py"]\n')
+    if subprocess.run(["chattr", "+i", str(root)], capture_output=True).returncode:
+        pytest.skip("this file system has no immutable attribute")
+    try:
+        result = lite_guard("check", "--fix", cwd=root)
+    finally:
+        subprocess.run(["chattr", "-i", str(root)], check=True)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
+        f"lite_guard check --fix: cannot write {root / 'lite_guard_registry.toml'}: Operation not"
+        " permitted; make it writable (or its folder) and run --fix again")
+
+
+# ---- registries named by the environment -------------------------------------------------------
+
+def test_a_missing_registry_in_the_environment_is_its_own_line_not_install_torch(tmp_path):
+    """LITE_GUARD_REGISTRIES=/missing made `trace` say 'cannot load the command (RegistryError:
+    ...); install torch ... or reinstall lite-guard': the wrong thing to do."""
+    script = tmp_path / "script.py"
+    script.write_text("pass\n")
+    result = lite_guard("trace", str(script), cwd=tmp_path,
+                        env={"LITE_GUARD_REGISTRIES": str(tmp_path / "missing.toml")})
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"lite_guard: {tmp_path / 'missing.toml'}:0: registry file does not exist; fix the path in"
+        " [tool.lite_guard] registries, LITE_GUARD_REGISTRIES or on the command line"]
