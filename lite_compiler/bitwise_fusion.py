@@ -148,7 +148,8 @@ def _components(members: set[torch.fx.Node]) -> list[set[torch.fx.Node]]:
 def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
          lite_config: Mapping[str, Any], signature_check: bool = True) -> int:
     """Annotate each fusible group of ``gm`` as a region of its own; returns how many."""
-    nodes = [n for n in gm.graph.nodes if candidate(n)]
+    # Only candidates that could be in a group at all are worth a signature check.
+    nodes = [n for group in find_groups(gm, {n for n in gm.graph.nodes if candidate(n)}) for n in group]
     if len(nodes) < 2:
         return 0
     by_sig: dict[tuple[Any, ...], list[torch.fx.Node]] = {}
