@@ -27,6 +27,7 @@ another torch is another entry.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import hmac
 import io
@@ -309,10 +310,15 @@ class _Store:
         mac, payload = data[:_MAC_BYTES], data[_MAC_BYTES:]
         if len(mac) != _MAC_BYTES or not hmac.compare_digest(mac, self._mac(key, payload)):
             return None  # not written by us, or damaged: parse again
+        collecting = gc.isenabled()
+        gc.disable()  # ~10,000 new objects: the collector would walk them 5-10 times meanwhile
         try:
             found = _Unpickler(io.BytesIO(payload)).load()
         except Exception:  # an entry of ours that still fails to load: parse again
             return None
+        finally:
+            if collecting:
+                gc.enable()
         if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], Registry)
                 and isinstance(found[1], dict)
                 and all(isinstance(k, str) and isinstance(v, bool) for k, v in found[1].items())):

@@ -254,3 +254,26 @@ def test_range_answers_are_the_entrys_and_another_torch_is_another_entry(cache_d
     assert older.derive_lite_config("inductor", "2.11.0") == {}
     assert registry_cache.cached_registry([path], "2.14.1").derive_lite_config("inductor", "2.14.1") \
         == {"epilogue_fusion": False}
+
+
+def test_reading_an_entry_leaves_the_garbage_collector_as_it_was(cache_dir, tmp_path):
+    """The collector is paused while an entry is unpickled, and always switched back on."""
+    import gc
+
+    path = tmp_path / "mine.toml"
+    path.write_text(ENTRY.format(name="my_pass"))
+    registry_cache.cached_registry([path])
+    assert registry_cache.cached_registry([path]).passes[0].name == "my_pass" and gc.isenabled()
+    (entry,) = _entries(cache_dir)
+    store = registry_cache._Store.open()
+    try:  # authentic but not loadable: the failing path must switch it back on too
+        entry.write_bytes(store._mac(entry.stem, b"not a pickle") + b"not a pickle")
+    finally:
+        store.close()
+    assert registry_cache.cached_registry([path]).passes[0].name == "my_pass" and gc.isenabled()
+    gc.disable()
+    try:  # and a collector the user switched off stays off
+        registry_cache.cached_registry([path])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
