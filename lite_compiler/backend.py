@@ -47,13 +47,14 @@ class LiteCompiler:
         # options={"cudagraphs": True, "bitwise_fusion": True}: lite_compiler.options (without
         # options, neither the CUDA-graph nor the fusion module is even imported).
         self.cudagraphs = self.bitwise_fusion = False
-        self.signature_check = True
+        self.signature_check, self.proven_only = True, False
         if options:
             from lite_compiler.options import parse_options
 
             parsed = parse_options(options)
-            self.cudagraphs, self.bitwise_fusion = parsed.cudagraphs, parsed.bitwise_fusion
+            self.cudagraphs, self.bitwise_fusion = parsed.cudagraphs, bool(parsed.bitwise_fusion)
             self.signature_check = parsed.bitwise_fusion_signature_check
+            self.proven_only = parsed.bitwise_fusion == "proven"
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
         self.decomposing = False  # tracing with the selective decomposition table (__call__)
         self.registry = registry(tuple(registry_paths))
@@ -143,7 +144,8 @@ class LiteCompiler:
                     from lite_compiler import bitwise_fusion  # outer fingerprint: region nodes)
 
                     if bitwise_fusion.plan(gm, name, self.ledger, self.inductor_config,
-                                           signature_check=self.signature_check):
+                                           signature_check=self.signature_check,
+                                           proven_only=self.proven_only):
                         fusion = bitwise_fusion.FusionHooks(self.ledger)
                 # Outside regions, what runs must be what AOTAutograd produced (effects.py).
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from lite_compiler.bits import difference
+from lite_compiler.bits import bits, difference
 from lite_compiler.errors import LiteCompilerError
 
 # After the run with blocks of specials, runs of the same compiled check on fresh random values
@@ -39,6 +39,9 @@ CHECK_REGION = "__lite_bitwise_check__"
 class Verdict:
     bitwise: bool
     reason: str = ""  # why not (empty when bitwise)
+    # What the verdict rests on: "proven exhaustively: ...", "sampled: ...", or stress values only.
+    coverage: str = "stress values at the real ranks"
+    proven: bool = False  # every input bit pattern combination was checked
 
 
 _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
@@ -192,7 +195,10 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
     gen = torch.Generator().manual_seed(0)
     graph = torch.fx.Graph()
     inputs: list[torch.Tensor] = []
-    specs: list[tuple[Any, ...]] = []  # (shape, dtype, device, operand) per input
+    specs: list[tuple[Any, ...] | None] = []  # (shape, dtype, device, operand) per stress input
+    stress_outputs: list[int] = []  # per signature, its stress op's output index
+    # sig -> (Enumeration, its input slots, its output index, the op, its arguments and kwargs)
+    enumerations: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     outputs: list[torch.fx.Node] = []
     sigs: list[tuple[Any, ...]] = []
     annotation = region_annotation(CHECK_REGION, fusion_configs)
@@ -227,8 +233,13 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
             op = graph.call_function(node.target, tuple(args), dict(node.kwargs))
             op.meta["val"] = out_fake
             op.meta["custom"] = {ANNOTATION_KEY: annotation}
+            stress_outputs.append(len(outputs))
             outputs.append(op)
             sigs.append(sig)
+            enumeration = _add_enumeration(graph, node, k, fake_mode, annotation, inputs, outputs)
+            specs += [None] * (len(inputs) - len(specs))  # (enumeration inputs: made per chunk)
+            if enumeration is not None:
+                enumerations[sig] = enumeration
         if not outputs:
             return verdicts
         graph.output(tuple(outputs))
@@ -253,15 +264,108 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
         whys: dict[tuple[Any, ...], str] = {}
         for round_ in range(RANDOM_ROUNDS + 1):
             if round_:  # the same kernels again on values without the blocks of specials
-                inputs = [stress_tensor(*spec[:3], gen, operand=spec[3], blocks=False) for spec in specs]
+                for i, spec in enumerate(specs):
+                    if spec is not None:
+                        inputs[i] = stress_tensor(*spec[:3], gen, operand=spec[3], blocks=False)
                 want, got = aten_gm(*inputs), check_gm(*inputs)
-            for sig, w, g in zip(sigs, want, got):
-                why = None if sig in whys else difference(w, g, check_strides=False)
+            for sig, out in zip(sigs, stress_outputs):
+                why = None if sig in whys else difference(want[out], got[out], check_strides=False)
                 if why is not None:
                     whys[sig] = why
+        del want, got
+        try:
+            _enumerate(check_gm, inputs, enumerations, whys)
+        except LiteCompilerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a run that fails proves nothing: not fusible
+            for sig in enumerations:
+                whys.setdefault(sig, f"the enumeration failed: {_first_line(exc)}")
         for sig in sigs:
-            verdicts[sig] = Verdict(False, whys[sig]) if sig in whys else Verdict(True)
+            enumeration = enumerations[sig][0] if sig in enumerations else None
+            coverage = (enumeration.coverage() + "; and stress values at the real ranks"
+                        if enumeration is not None else
+                        "stress values at the real ranks only (an op with a 0-dim operand is not"
+                        " enumerated in 1-D: it would promote types differently)")
+            proven = enumeration is not None and enumeration.exhaustive
+            verdicts[sig] = (Verdict(False, whys[sig], coverage, proven) if sig in whys
+                             else Verdict(True, "", coverage, proven))
     return verdicts
+
+
+def _add_enumeration(graph: torch.fx.Graph, node: torch.fx.Node, k: int, fake_mode: Any,
+                     annotation: Any, inputs: list[torch.Tensor], outputs: list[torch.fx.Node]
+                     ) -> tuple[Any, ...] | None:
+    """A second copy of ``node`` in the check graph, on 1-D inputs of its enumeration's chunk
+    size; None when its signature is not enumerated (or would promote types otherwise in 1-D)."""
+    from lite_compiler.annotate import ANNOTATION_KEY
+    from lite_compiler.bitwise_enumerate import enumeration_for
+
+    enumeration = enumeration_for(node, k)
+    if enumeration is None:
+        return None
+    args, fakes, reals = [], [], []
+    dtypes = iter(enumeration.dtypes)
+    for arg in node.args:
+        if not isinstance(arg, torch.fx.Node):
+            args.append(arg)
+            fakes.append(arg)
+            continue
+        real = torch.zeros(enumeration.chunk, dtype=next(dtypes), device=enumeration.device)
+        fake = fake_mode.from_tensor(real, static_shapes=True)
+        reals.append(real)
+        fakes.append(fake)
+        args.append(fake)
+    with fake_mode:
+        out_fake = node.target(*fakes, **node.kwargs)
+    if not isinstance(out_fake, torch.Tensor) or out_fake.dtype != node.meta["val"].dtype:
+        return None
+    slots = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, torch.Tensor):
+            placeholder = graph.placeholder(f"in{len(inputs)}")
+            placeholder.meta["val"] = arg
+            slots.append(len(inputs))
+            inputs.append(reals[len(slots) - 1])
+            args[i] = placeholder
+    op = graph.call_function(node.target, tuple(args), dict(node.kwargs))
+    op.meta["val"] = out_fake
+    op.meta["custom"] = {ANNOTATION_KEY: annotation}
+    outputs.append(op)
+    return enumeration, slots, len(outputs) - 1, node.target, tuple(node.args), dict(node.kwargs)
+
+
+def _enumerate(check_gm: torch.fx.GraphModule, inputs: list[torch.Tensor],
+               enumerations: Mapping[tuple[Any, ...], tuple[Any, ...]], whys: dict[Any, str]) -> None:
+    """Run every enumeration, chunk by chunk, until each is done or differs (one sync a chunk)."""
+    from lite_compiler.bitwise_enumerate import first_difference
+
+    gens: dict[Any, torch.Generator] = {}
+    rounds = max((e[0].rounds for e in enumerations.values()), default=0)
+    for round_ in range(rounds):
+        active = [(sig, e) for sig, e in enumerations.items()
+                  if round_ < e[0].rounds and sig not in whys]
+        if not active:
+            return
+        operands = {}
+        for sig, (enumeration, slots, _, _, _, _) in active:
+            device = enumeration.device
+            gen = gens.setdefault(device, torch.Generator(device=device).manual_seed(1))
+            operands[sig] = enumeration.inputs(round_, gen)
+            for slot, tensor in zip(slots, operands[sig]):
+                inputs[slot] = tensor
+        got = check_gm(*inputs)
+        results, flags = [], []
+        for sig, (_, _, out, target, args, kwargs) in active:
+            tensors = iter(operands[sig])
+            want = target(*[next(tensors) if isinstance(a, torch.fx.Node) else a for a in args], **kwargs)
+            results.append((sig, want, got[out]))
+            flags.append((bits(want) != bits(got[out])).any().reshape(1)
+                         if want.dtype == got[out].dtype and want.shape == got[out].shape
+                         else torch.ones(1, dtype=torch.bool, device=want.device))
+        del got
+        for (sig, want, fused), differs in zip(results, torch.cat([f.cpu() for f in flags]).tolist()):
+            if differs:
+                whys[sig] = first_difference(operands[sig], want, fused)
 
 
 def _one_by_one(todo: Mapping[tuple[Any, ...], torch.fx.Node], sigs: list[tuple[Any, ...]],

@@ -146,7 +146,7 @@ def _components(members: set[torch.fx.Node]) -> list[set[torch.fx.Node]]:
 # ---- 3b + 4. the plan for one graph and the verified call ----------------------------------------
 
 def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
-         lite_config: Mapping[str, Any], signature_check: bool = True) -> int:
+         lite_config: Mapping[str, Any], signature_check: bool = True, proven_only: bool = False) -> int:
     """Annotate each fusible group of ``gm`` as a region of its own; returns how many."""
     # Only candidates that could be in a group at all are worth a signature check.
     nodes = [n for group in find_groups(gm, {n for n in gm.graph.nodes if candidate(n)}) for n in group]
@@ -167,13 +167,22 @@ def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
     fusible: set[torch.fx.Node] = set()
     for sig, members in by_sig.items():
         verdict = verdicts[sig]
-        if verdict.bitwise:
+        if verdict.bitwise and (verdict.proven or not proven_only):
             fusible.update(members)
+            if signature_check:
+                ledger.add(LedgerEntry(
+                    name=f"{OPTION} {describe(sig)}", stage="fusion", graph=graph_name, allowed=True,
+                    lite="option", kind="fusion",
+                    reason=f"signature bitwise, {'proven' if verdict.proven else 'not proven'}:"
+                           f" {verdict.coverage}"))
             continue
+        why = (f"signature not bitwise, its {len(members)} node(s) stay ATen ops: {verdict.reason}"
+               f" ({verdict.coverage})" if not verdict.bitwise else
+               f"signature bitwise but not proven ({verdict.coverage}), and bitwise_fusion ="
+               f" \"proven\" fuses proven signatures only; its {len(members)} node(s) stay ATen ops")
         ledger.add(LedgerEntry(
             name=f"{OPTION} {describe(sig)}", stage="fusion", graph=graph_name, allowed=False,
-            lite="option", kind="fusion",
-            reason=f"signature not bitwise, its {len(members)} node(s) stay ATen ops: {verdict.reason}"))
+            lite="option", kind="fusion", reason=why))
     groups = find_groups(gm, fusible)
     for i, group in enumerate(groups):
         annotation = region_annotation(f"{REGION_PREFIX}{i}", FUSION_CONFIGS)

@@ -2,15 +2,17 @@
 
     cudagraphs                      replay the lite forward and backward as CUDA graphs
                                     (lite_compiler.cudagraphs); default False
-    bitwise_fusion                  fuse pointwise ops outside regions where Inductor is proven
+    bitwise_fusion                  fuse pointwise ops outside regions where Inductor is shown
                                     bitwise equal to ATen, ATen elsewhere
-                                    (lite_compiler.bitwise_fusion); default False
-    bitwise_fusion_signature_check  with bitwise_fusion: first prove each op signature on stress
-                                    values (default True); False skips that compile and leaves
-                                    the proof to each group's first-call check alone
+                                    (lite_compiler.bitwise_fusion); default False; "proven":
+                                    fuse only signatures checked on every input bit pattern
+    bitwise_fusion_signature_check  with bitwise_fusion: first check each op signature on every
+                                    input bit pattern or a large sample, and on stress values
+                                    (default True); False skips that compile and leaves the proof
+                                    to each group's first-call check alone
 
-Every option is a bool. Anything else is one clear error (LiteConfigError): Inductor configs
-belong on regions, not here.
+Every option is a bool (bitwise_fusion may also be "proven"). Anything else is one clear error
+(LiteConfigError): Inductor configs belong on regions, not here.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from lite_compiler.errors import LiteConfigError
 @dataclass(frozen=True)
 class LiteOptions:
     cudagraphs: bool = False
-    bitwise_fusion: bool = False
+    bitwise_fusion: bool | str = False  # True, False or "proven"
     bitwise_fusion_signature_check: bool = True
 
 
@@ -45,10 +47,14 @@ def parse_options(options: Mapping[str, Any] | None) -> LiteOptions:
             raise LiteConfigError(
                 f"lite mode has no option {key!r} (it takes {sorted(OPTIONS)}); Inductor configs"
                 f" belong on regions: lite_compiler.region(id=..., **{{{key!r}: ...}})")
+        if key == "bitwise_fusion" and value == "proven":
+            continue
         if not isinstance(value, OPTIONS[key]):
-            raise LiteConfigError(f"lite option {key!r} must be a {OPTIONS[key].__name__},"
+            also = " or \"proven\"" if key == "bitwise_fusion" else ""
+            raise LiteConfigError(f"lite option {key!r} must be a {OPTIONS[key].__name__}{also},"
                                   f" got {value!r}")
-    parsed = LiteOptions(**{key: bool(value) for key, value in options.items()})
+    parsed = LiteOptions(**{key: value if value == "proven" else bool(value)
+                            for key, value in options.items()})
     if "bitwise_fusion_signature_check" in options and not parsed.bitwise_fusion:
         raise LiteConfigError("lite option 'bitwise_fusion_signature_check' only applies with"
                               " 'bitwise_fusion': True; add it or drop the check option")
