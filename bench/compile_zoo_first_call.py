@@ -276,7 +276,8 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
             if "total_s" in base:
                 ratio = cell["total_s"]["min"] / base["total_s"]["min"]
                 ratio_median = cell["total_s"]["median"] / base["total_s"]["median"]
-                summary[(model, variant)] = (ratio, ratio_median)
+                cpu = cell["cpu_s"]["min"] / base["cpu_s"]["min"] if "cpu_s" in base else None
+                summary[(model, variant)] = (ratio, ratio_median, cpu)
             ratio_text = f"{ratio:.3f}× ({ratio_median:.3f}×)" if ratio is not None else "-"
             cpu_ratio = (f" ({cell['cpu_s']['min'] / base['cpu_s']['min']:.3f}×)"
                          if "cpu_s" in base else "")
@@ -289,8 +290,12 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
         got = summary.get((model, "ours"))
         if got is None:
             continue
-        met = got[0] <= 1.0
-        verdicts.append(f"{model} {got[0]:.3f}× (median {got[1]:.3f}×): {'met' if met else '**not met**'}")
+        # Met only if wall time and CPU time both say so: under sustained load a wall-time
+        # minimum can miss every quiet moment of one variant (CPU time is disturbed far less).
+        met = got[0] <= 1.0 and (got[2] is None or got[2] <= 1.0)
+        cpu_text = f", CPU time {got[2]:.3f}×" if got[2] is not None else ""
+        verdicts.append(f"{model} {got[0]:.3f}× (median {got[1]:.3f}×){cpu_text}:"
+                        f" {'met' if met else '**not met**'}")
     imports = meta.get("imports") or {}
     if imports:
         lines += ["`import lite_compiler` alone, in fresh processes that imported `torch` and "
@@ -302,6 +307,11 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
         lines.append("")
     lines.append("Goal (issue #13): ours' CPU first call including import ≤ 1.0× aot_eager's "
                  "(minimum over the rounds): " + "; ".join(verdicts) + ".")
+    if statistics.median(loads) > (meta.get("cpus") or 1):
+        lines += ["", f"**Overloaded run**: the median load ({statistics.median(loads):.1f}) was above"
+                  f" the {meta.get('cpus')} CPUs, so the wall-time minima may not have caught a quiet"
+                  " moment of every variant; trust the CPU-time column more than the wall-time"
+                  " ratios here."]
     return "\n".join(lines), {f"{m}/{v}": r for (m, v), r in summary.items()}
 
 
