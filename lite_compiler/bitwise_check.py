@@ -166,21 +166,41 @@ def _fake_mode() -> Any:
 def check_signatures(nodes: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
                      lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
                      ) -> dict[tuple[Any, ...], Verdict]:
-    """Judge each signature (key) by the node given for it; cached verdicts are not re-run."""
+    """Judge each signature (key) by the node given for it. A verdict this process already has,
+    or one the authenticated on-disk cache holds (lite_compiler.verdict_cache), is not re-run."""
+    from lite_compiler.verdict_cache import VerdictStore, entry_name
+
     verdicts: dict[tuple[Any, ...], Verdict] = {}
     todo: dict[tuple[Any, ...], torch.fx.Node] = {}
-    for sig, node in nodes.items():
-        device = node.meta["val"].device
-        held = known(sig, device)
-        if held is not None:
-            verdicts[sig] = held
-        else:
-            todo[sig] = node
-    if todo:
-        fresh = _run_checks(todo, graph_name, lite_config, fusion_configs)
-        for sig, verdict in fresh.items():
-            _VERDICTS[cache_key(sig, todo[sig].meta["val"].device)] = verdict
-        verdicts.update(fresh)
+    configs = {**lite_config, **fusion_configs}
+    store = VerdictStore.open()
+    try:
+        for sig, node in nodes.items():
+            key = cache_key(sig, node.meta["val"].device)
+            held = _VERDICTS.get(key)
+            if held is None and store is not None:
+                entry = store.get(entry_name(key, configs))
+                if entry is not None:
+                    entry["coverage"] += "; read back from the authenticated verdict cache"
+                    held = _VERDICTS[key] = Verdict(**entry)
+            if held is not None:
+                verdicts[sig] = held
+            else:
+                todo[sig] = node
+        if todo:
+            fresh = _run_checks(todo, graph_name, lite_config, fusion_configs)
+            for sig, verdict in fresh.items():
+                key = cache_key(sig, todo[sig].meta["val"].device)
+                _VERDICTS[key] = verdict
+                # Errors (a compile that failed) are not kept: only verdicts the bits decided.
+                if store is not None and (verdict.bitwise or "differ" in verdict.reason):
+                    store.put(entry_name(key, configs), {
+                        "bitwise": verdict.bitwise, "reason": verdict.reason,
+                        "coverage": verdict.coverage, "proven": verdict.proven})
+            verdicts.update(fresh)
+    finally:
+        if store is not None:
+            store.close()
     return verdicts
 
 

@@ -21,6 +21,13 @@ from lite_compiler.bitwise_fusion import candidate, convex, find_groups
 FUSION = {"bitwise_fusion": True}
 
 
+@pytest.fixture(autouse=True)
+def _own_verdict_cache(tmp_path, monkeypatch):
+    """Every test checks its signatures afresh: its own (empty) on-disk cache, none in memory."""
+    monkeypatch.setenv("LITE_GUARD_CACHE_DIR", str(tmp_path / "cache"))
+    bitwise_check.forget_verdicts()
+
+
 def _fusion_rows():
     return [e for e in lite_compiler.last_ledger("lite").entries if e.kind == "fusion"]
 
@@ -202,6 +209,36 @@ def test_identical_groups_in_one_graph_share_one_compile():
     first = reused[0].reason.split("reuses the Inductor code of ")[1].split(" ")[0]
     assert first in ledger.region_code and first != reused[0].graph
     assert len(_fused(_fusion_rows())) == len(rows)  # each group still checked on its first call
+
+
+def test_verdicts_are_kept_in_an_authenticated_cache_and_a_forged_entry_is_not_read(tmp_path):
+    from lite_compiler.verdict_cache import LAYOUT
+
+    def rows():
+        return {e.name: e.reason for e in _signature_rows(True) + _signature_rows(False)}
+
+    _compare(_with_exp, _exp_inputs, steps=1)
+    first = rows()
+    assert first and not any("read back" in reason for reason in first.values())
+    entries = sorted((tmp_path / "cache" / LAYOUT).glob("*.json"))
+    assert entries and all(e.stat().st_mode & 0o077 == 0 for e in entries)
+
+    bitwise_check.forget_verdicts()  # a new process, as far as verdicts go
+    _compare(_with_exp, _exp_inputs, steps=1)
+    assert rows().keys() == first.keys()
+    assert all("read back from the authenticated verdict cache" in r for r in rows().values())
+
+    for entry in entries:  # every verdict rewritten as "bitwise, proven", without the secret
+        data = entry.read_bytes()
+        forged = data[:32] + data[32:].replace(b'"bitwise": false', b'"bitwise": true').replace(
+            b'"proven": false', b'"proven": true')
+        assert forged != data
+        entry.write_bytes(forged)
+    bitwise_check.forget_verdicts()
+    _compare(_with_exp, _exp_inputs, steps=1)
+    assert not any("read back" in reason for reason in rows().values())
+    assert any(name.startswith("bitwise_fusion aten.exp.default") for name, _ in
+               ((e.name, e) for e in _signature_rows(False)))
 
 
 def test_without_the_option_nothing_is_fused():

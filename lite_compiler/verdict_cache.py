@@ -1,0 +1,139 @@
+"""Signature verdicts kept on disk, authenticated, so a second process pays nothing for them.
+
+Checking a signature on every input bit pattern costs a compile and seconds of device time; its
+verdict depends only on the code that ran. An entry is therefore named by a hash of:
+- torch's and triton's versions;
+- the device's name and compute capability;
+- the signature;
+- the Inductor configs the check compiled under;
+- the bytes of the checking code (this module, bitwise_check, bitwise_enumerate, fusion_regions,
+  bits).
+
+So another torch, GPU, config or checker is another entry, never a stale one.
+
+Entries live in the per-user cache of lite_guard.registry_cache, in a subdirectory only the user
+may write (mode 0700). Each entry is a small JSON object that carries an HMAC-SHA256 over its name
+and bytes, keyed by that directory's per-user secret (mode 0600). An entry whose MAC does not
+match is not read; the signature is checked again. A cache that cannot be used is skipped without
+a word. ``LITE_GUARD_VERDICT_CACHE=0`` switches it off; ``LITE_GUARD_CACHE_DIR`` moves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+ENV_SWITCH = "LITE_GUARD_VERDICT_CACHE"
+LAYOUT = "bitwise-verdicts-v1"
+_MAX_ENTRY_BYTES = 1 << 16
+_CODE: list[bytes] = []
+
+
+def _code_digest() -> bytes:
+    if not _CODE:
+        digest = hashlib.sha256()
+        here = Path(__file__).parent
+        for name in ("verdict_cache.py", "bitwise_check.py", "bitwise_enumerate.py",
+                     "fusion_regions.py", "bits.py"):
+            digest.update((here / name).read_bytes())
+        _CODE.append(digest.digest())
+    return _CODE[0]
+
+
+def entry_name(key: Any, configs: Mapping[str, Any]) -> str:
+    """The file name of a verdict: a hash of everything it depends on (see the module doc)."""
+    import torch
+
+    try:
+        import triton  # noqa: PLC0415
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = ""
+    torch_version, _, device, sig = key
+    capability = ""
+    if sig[1] == "cuda" and torch.cuda.is_available():
+        capability = ".".join(map(str, torch.cuda.get_device_capability()))
+    text = json.dumps([LAYOUT, sys.version, torch_version, triton_version, device, capability,
+                       repr(sig), repr(sorted(configs.items(), key=lambda kv: kv[0]))])
+    return hashlib.sha256(text.encode() + b"\0" + _code_digest()).hexdigest()
+
+
+class VerdictStore:
+    """The verdict directory, every file opened through its verified descriptor."""
+
+    def __init__(self, dir_fd: int, secret: bytes):
+        self.dir_fd, self.secret = dir_fd, secret
+
+    @classmethod
+    def open(cls) -> VerdictStore | None:
+        if os.environ.get(ENV_SWITCH, "1") == "0":
+            return None
+        from lite_guard.registry_cache import _private_dir, _secret, default_dir
+
+        root_fd = _private_dir(default_dir(), None)
+        if root_fd is None:
+            return None
+        try:
+            dir_fd = _private_dir(LAYOUT, root_fd)
+        finally:
+            os.close(root_fd)
+        if dir_fd is None:
+            return None
+        secret = _secret(dir_fd)
+        if secret is None:
+            os.close(dir_fd)
+            return None
+        return cls(dir_fd, secret)
+
+    def close(self) -> None:
+        os.close(self.dir_fd)
+
+    def _mac(self, name: str, payload: bytes) -> bytes:
+        return hmac.new(self.secret, name.encode("ascii") + b"\0" + payload, hashlib.sha256).digest()
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        try:
+            fd = os.open(f"{name}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=self.dir_fd)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
+                    or info.st_size > _MAX_ENTRY_BYTES:
+                return None
+            data = handle.read(_MAX_ENTRY_BYTES + 1)
+        mac, payload = data[:32], data[32:]
+        if len(mac) != 32 or not hmac.compare_digest(mac, self._mac(name, payload)):
+            return None  # not written by us, or damaged: check again
+        try:
+            entry = json.loads(payload)
+        except ValueError:
+            return None
+        types = {"bitwise": bool, "reason": str, "coverage": str, "proven": bool}
+        if not isinstance(entry, dict) or set(entry) != set(types) \
+                or not all(isinstance(entry[k], t) for k, t in types.items()):
+            return None
+        return entry
+
+    def put(self, name: str, entry: Mapping[str, Any]) -> None:
+        payload = json.dumps(dict(entry), sort_keys=True).encode()
+        tmp = f".{name}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o600, dir_fd=self.dir_fd)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(self._mac(name, payload) + payload)
+            os.replace(tmp, f"{name}.json", src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        except OSError:
+            try:
+                os.unlink(tmp, dir_fd=self.dir_fd)
+            except OSError:
+                pass
