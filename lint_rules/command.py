@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import importlib.util
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -121,8 +122,17 @@ def installed_torch_trees() -> list[Path]:
     return [root / sub for sub in TORCH_TREES if (root / sub).is_dir()]
 
 
+def _terminated(signum: int, frame) -> None:
+    # SIGTERM (a CI job's timeout, `timeout`): unwind like Ctrl-C, so the workers are stopped
+    # and nothing half-written is left; exit 128 + 15 as a shell reports it.
+    print("lite_guard check: terminated (SIGTERM); the run's findings were not reported",
+          file=sys.stderr)
+    raise SystemExit(128 + signum)
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    signal.signal(signal.SIGTERM, _terminated)
     for stream in (sys.stdout, sys.stderr):  # a path may hold any byte: never crash printing it
         stream.reconfigure(errors="backslashreplace")
     registry = load_registry(args)

@@ -197,10 +197,27 @@ def limits_in_force() -> Limits:
 _STACK_BYTES = 256 << 20  # deep (but allowed) trees need deep recursion in libcst's visitors
 
 
-def _worker_main(conn, analyse: Analyse, limits: Limits) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this worker when the parent dies (SIGTERM from a CI timeout,
+    SIGKILL, the OOM killer). Orphaned workers never ended: each holds the parent's end of the
+    others' pipes (inherited at fork), so none sees EOF, and all hold stdout open, so whatever
+    reads the run's output (a CI step, `lite_guard check | tee`) waited forever."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's SIGTERM handler (lint_rules.command) still stops us
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
+def _worker_main(conn, analyse: Analyse, limits: Limits, parent: int) -> None:
     global _ACTIVE
     _ACTIVE = limits
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (a clean exit)
     # On top of what the forked worker already maps (a parent that imported CUDA torch maps
     # tens of GiB it never touches): the budget is for this file's analysis.
     budget = _mapped_bytes() + limits.memory_bytes
@@ -254,8 +271,8 @@ def _analyse_one(analyse: Analyse, path: str, data: bytes, version: str | None,
 class _Worker:
     def __init__(self, context, analyse: Analyse, limits: Limits) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, analyse, limits),
-                                       daemon=True)
+        self.process = context.Process(target=_worker_main, daemon=True,
+                                       args=(child, analyse, limits, os.getpid()))
         self.process.start()
         child.close()
         self.task: int | None = None

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -211,3 +213,58 @@ def test_a_missing_registry_in_the_environment_is_its_own_line_not_install_torch
     assert result.stderr.splitlines() == [
         f"lite_guard: {tmp_path / 'missing.toml'}:0: registry file does not exist; fix the path in"
         " [tool.lite_guard] registries, LITE_GUARD_REGISTRIES or on the command line"]
+
+
+# ---- signals: a CI timeout (SIGTERM) or kill -9 mid-run ---------------------------------------
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.Popen, set[int], bytes, bytes]:
+    """A run of two slow files on two workers, sent ``sig`` once its workers are busy."""
+    slow = "a = 1\n" * 150_000 + REAL_PASS
+    root = hostile_tree(tmp_path, {"slow_a.py": slow, "slow_b.py": slow})
+    run = subprocess.Popen([str(BIN / "lite_guard"), "check", "--no-project", "--registry",
+                            str(VOCABULARY), "--no-cache", "--jobs", "2", "."], cwd=root,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + BOUND
+    while len(workers := _children(run.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the run never started its workers"
+    time.sleep(0.3)  # busy on the slow files
+    run.send_signal(sig)
+    # Whatever reads the run's output waits for EOF: every holder of the pipes must be gone.
+    stdout, stderr = run.communicate(timeout=BOUND)
+    return run, workers, stdout, stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_mid_run_is_one_line_exit_143_and_no_worker_survives(tmp_path):
+    """SIGTERM (a CI job's timeout) killed the parent only: its workers, orphaned, each held the
+    others' pipes open and never saw EOF, and held stdout, so the CI step waited forever."""
+    run, workers, _, stderr = _interrupted_run(tmp_path, signal.SIGTERM)
+    assert run.returncode == 143
+    assert stderr.decode().splitlines() == [
+        "lite_guard check: terminated (SIGTERM); the run's findings were not reported"]
+    time.sleep(0.5)
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_die_with_a_killed_parent_so_the_output_pipe_closes(tmp_path):
+    run, workers, _, _ = _interrupted_run(tmp_path, signal.SIGKILL)
+    assert run.returncode == -signal.SIGKILL
+    time.sleep(0.5)
+    assert not [pid for pid in workers if _alive(pid)]
