@@ -241,6 +241,16 @@ def test_verdicts_are_kept_in_an_authenticated_cache_and_a_forged_entry_is_not_r
                ((e.name, e) for e in _signature_rows(False)))
 
 
+def test_proven_mode_fuses_only_signatures_checked_on_every_bit_pattern():
+    """fp32 binary ops are only sampled on CPU: bitwise_fusion="proven" leaves them ATen."""
+    _compare(_chain, _chain_inputs(torch.float32), options={"bitwise_fusion": "proven"}, steps=1)
+    refused = _signature_rows(False)
+    add = [e for e in refused if "aten.add.Tensor(float32[2d], float32[2d])" in e.name]
+    assert add and "bitwise but not proven (sampled" in add[0].reason
+    assert "fuses proven signatures only" in add[0].reason
+    assert not [e for e in _signature_rows(True) if "not proven" in e.reason]
+
+
 def test_without_the_option_nothing_is_fused():
     torch._dynamo.reset()
     torch.compile(_chain, backend="lite")(*_chain_inputs(torch.float32)(0))
@@ -363,7 +373,10 @@ def test_gpu_fusion_is_bitwise_equal_to_aot_eager(dtype, cudagraphs):
     options = {**FUSION, "cudagraphs": cudagraphs}
     ledger = _compare(_chain, _cuda_chain_inputs(dtype), options=options, steps=4)
     fused = _fused(_fusion_rows())
-    assert fused and any("triton" in ledger.region_code[e.graph] for e in fused)
+    if dtype == torch.float32 or fused:
+        assert fused and any("triton" in ledger.region_code[e.graph] for e in fused)
+    else:  # nothing fused: every signature that kept it from fusing says why
+        assert all(e.reason for e in _signature_rows(False)), _fusion_rows()
     if cudagraphs:
         rows = {e.graph.split("/")[-1]: e for e in ledger.entries if e.kind == "cudagraphs"}
         assert rows["fw"].allowed and rows["bw"].allowed, rows
@@ -407,3 +420,20 @@ def test_lite_guard_trace_shows_fused_groups_and_signatures_that_fell_back(tmp_p
                for r in rows), rows
     assert any(r["name"] == "bitwise_fusion aten.exp.default(float32[2d]) on cpu"
                and r["verdict"] == "refused" for r in rows), rows
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_16_bit_binary_signatures_are_checked_on_every_pair_of_bit_patterns():
+    def f(x, y):
+        return (x * y + x) * y
+
+    def make(step):
+        gen = torch.Generator(device="cuda").manual_seed(step)
+        return tuple(torch.randn(64, 96, device="cuda", generator=gen, dtype=torch.bfloat16)
+                     .requires_grad_() for _ in range(2))
+
+    _compare(f, make, steps=1)
+    rows = _signature_rows(True) + _signature_rows(False)
+    mul = [e for e in rows if "aten.mul.Tensor(bfloat16[2d], bfloat16[2d]) on cuda" in e.name]
+    assert mul and "exhaustive over all 4,294,967,296 input bit-pattern combinations" in mul[0].reason
