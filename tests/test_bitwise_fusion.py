@@ -21,10 +21,14 @@ from lite_compiler.bitwise_fusion import candidate, convex, find_groups
 FUSION = {"bitwise_fusion": True}
 
 
-@pytest.fixture(autouse=True)
-def _own_verdict_cache(tmp_path, monkeypatch):
-    """Every test checks its signatures afresh: its own (empty) on-disk cache, none in memory."""
-    monkeypatch.setenv("LITE_GUARD_CACHE_DIR", str(tmp_path / "cache"))
+@pytest.fixture(autouse=True, scope="module")
+def _own_verdict_cache(tmp_path_factory):
+    """These tests keep their verdicts in a cache of their own, never the user's; tests that must
+    see a check run forget the verdicts held in memory (bitwise_check.forget_verdicts)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LITE_GUARD_CACHE_DIR", str(tmp_path_factory.mktemp("verdicts")))
+        bitwise_check.forget_verdicts()
+        yield
     bitwise_check.forget_verdicts()
 
 
@@ -171,8 +175,9 @@ def _exp_inputs(step):
             torch.randn(40, 64, generator=gen).requires_grad_())
 
 
-def test_a_signature_that_is_not_bitwise_stays_aten_with_its_reason_in_the_ledger():
-    bitwise_check.forget_verdicts()  # the check itself must run here, not a cached verdict
+def test_a_signature_that_is_not_bitwise_stays_aten_with_its_reason_in_the_ledger(monkeypatch):
+    monkeypatch.setenv("LITE_GUARD_VERDICT_CACHE", "0")  # the check itself must run here,
+    bitwise_check.forget_verdicts()  # not a verdict cached on disk or in memory
     ledger = _compare(_with_exp, _exp_inputs)
     rows = [e for e in _fusion_rows() if e.stage == "fusion" and not e.allowed]
     exp_rows = [e for e in rows if e.name == "bitwise_fusion aten.exp.default(float32[2d]) on cpu"]
@@ -211,8 +216,11 @@ def test_identical_groups_in_one_graph_share_one_compile():
     assert len(_fused(_fusion_rows())) == len(rows)  # each group still checked on its first call
 
 
-def test_verdicts_are_kept_in_an_authenticated_cache_and_a_forged_entry_is_not_read(tmp_path):
+def test_verdicts_are_kept_in_an_authenticated_cache_and_a_forged_entry_is_not_read(tmp_path, monkeypatch):
     from lite_compiler.verdict_cache import LAYOUT
+
+    monkeypatch.setenv("LITE_GUARD_CACHE_DIR", str(tmp_path / "cache"))
+    bitwise_check.forget_verdicts()
 
     def rows():
         return {e.name: e.reason for e in _signature_rows(True) + _signature_rows(False)}
