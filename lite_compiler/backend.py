@@ -203,8 +203,9 @@ class LiteCompiler:
 
     def _decompositions(self) -> dict[Any, Any]:
         # Inductor picks its decomposition table by config (fallback_random keeps random
-        # ops whole): select it under the lite config the region compiles use.
-        with torch._inductor.config.patch(self.inductor_config):
+        # ops whole): select it under the lite config the region compiles use. Its keys are the
+        # registry's derived lite config (lite_compiler.config.derive_configs), reviewed there.
+        with torch._inductor.config.patch(self.inductor_config):  # lite-guard: ignore[LG006]
             return selective_decomposition_table()
 
     def _aot(self, gm: torch.fx.GraphModule, example_inputs: list[Any], decompositions: Any,
