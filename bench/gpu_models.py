@@ -56,19 +56,21 @@ from pathlib import Path  # noqa: E402
 VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
             "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs", "ours_layers",
             "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused", "ours_fused_cudagraphs",
-            "ours_layers_fused_cudagraphs")
+            "ours_layers_fused_cudagraphs", "ours_proven_fused_cudagraphs")
 # Which modules go into regions: "regions" = llama's RMSNorms + MLP (one id), "layers" = every
 # decoder layer / residual block in a region of its own.
 REGION_KIND = {"ours_regions": "norm_mlp", "ours_regions_cudagraphs": "norm_mlp",
                "ours_layers": "layers", "ours_layers_cudagraphs": "layers",
                "ours_model_cudagraphs": "model", "ours_layers_fused_cudagraphs": "layers"}
 REGION_VARIANTS = set(REGION_KIND)
-OURS = {"ours", "ours_cudagraphs", "ours_fused", "ours_fused_cudagraphs", *REGION_VARIANTS}
+OURS = {"ours", "ours_cudagraphs", "ours_fused", "ours_fused_cudagraphs", "ours_proven_fused_cudagraphs",
+        *REGION_VARIANTS}
 # options={"bitwise_fusion": True}: pointwise ops outside regions fused where proven bitwise
-FUSED_VARIANTS = {"ours_fused", "ours_fused_cudagraphs", "ours_layers_fused_cudagraphs"}
+FUSED_VARIANTS = {"ours_fused", "ours_fused_cudagraphs", "ours_layers_fused_cudagraphs",
+                  "ours_proven_fused_cudagraphs"}  # "proven": exhaustively proven signatures only
 CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs",
                       "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs",
-                      "ours_layers_fused_cudagraphs"}
+                      "ours_layers_fused_cudagraphs", "ours_proven_fused_cudagraphs"}
 # Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
 PROFILED = {"aot_eager", "inductor", "ours_cudagraphs", "ours_regions_cudagraphs",
             "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs"}
@@ -178,7 +180,7 @@ def compiled(variant: str, model):
         return upstream(model, mode="lite")
     options = {"cudagraphs": True} if variant in CUDAGRAPH_VARIANTS else {}
     if variant in FUSED_VARIANTS:
-        options["bitwise_fusion"] = True
+        options["bitwise_fusion"] = "proven" if "proven" in variant else True
     return torch.compile(model, backend="lite", options=options or None)
 
 
@@ -322,6 +324,9 @@ def _ledger_summary() -> dict:
                                               if e.stage == "runtime" and not e.allowed]
         summary["fusion_signatures_not_bitwise"] = [f"{e.name}: {e.reason}" for e in fusion
                                                     if e.stage == "fusion" and not e.allowed]
+        judged = [e for e in fusion if e.stage == "fusion" and e.allowed and e.name != "bitwise_fusion"]
+        summary["fusion_signatures_proven"] = sum("bitwise, proven" in e.reason for e in judged)
+        summary["fusion_signatures_sampled"] = sum("not proven" in e.reason for e in judged)
     return summary
 
 
@@ -564,7 +569,8 @@ LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Induc
           "ours_layers": "ours + layer regions", "ours_layers_cudagraphs": "ours + layer regions + CUDA graphs",
           "ours_model_cudagraphs": "ours, whole model in one region, + CUDA graphs",
           "ours_fused": "ours + bitwise fusion", "ours_fused_cudagraphs": "ours + bitwise fusion + CUDA graphs",
-          "ours_layers_fused_cudagraphs": "ours + layer regions + bitwise fusion + CUDA graphs"}
+          "ours_layers_fused_cudagraphs": "ours + layer regions + bitwise fusion + CUDA graphs",
+          "ours_proven_fused_cudagraphs": "ours + bitwise fusion (proven signatures only) + CUDA graphs"}
 
 
 def _error_cell(error: str) -> str:
