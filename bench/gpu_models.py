@@ -677,7 +677,7 @@ def _flex(flex: dict) -> list[str]:
     if "error" in checks:
         checks["error"] = _error_cell(checks["error"])
     lines += ["", "Checks: " + "; ".join(f"{k}: {v}" for k, v in checks.items()) + "."]
-    for name in ("lite-guard lite", "lite-guard lite + cudagraphs"):
+    for name in ("lite-guard lite", "lite-guard lite + cudagraphs", "lite-guard lite + cudagraphs + bitwise fusion"):
         if name in rows and default:
             value = rows[name]["step_ms"] / default
             lines.append(f"Goal \"region step <= 1.0x default mode\", {name}: {value:.2f}x:"

@@ -12,7 +12,7 @@ OUT=${OUT:-/tmp/gpu_session}
 mkdir -p "$OUT"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 PYTHONUNBUFFERED=1
 PARTS=${PARTS:-"breaks models flex tests"}
-LLAMA_VARIANTS=${LLAMA_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_fused_cudagraphs,ours_layers_cudagraphs,ours_layers_fused_cudagraphs,ours,ours_fused,cudagraphs_backend,ours_model_cudagraphs,upstream_lite,eager,ours_regions_cudagraphs}
+LLAMA_VARIANTS=${LLAMA_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_fused_cudagraphs,ours_proven_fused_cudagraphs,ours_layers_cudagraphs,ours_layers_fused_cudagraphs,ours,cudagraphs_backend,ours_model_cudagraphs,upstream_lite,eager,ours_fused,ours_regions_cudagraphs}
 RESNET_VARIANTS=${RESNET_VARIANTS:-inductor,aot_eager,ours_cudagraphs,ours_fused_cudagraphs,ours_layers_cudagraphs,ours_model_cudagraphs,ours,ours_fused,cudagraphs_backend,eager,upstream_lite}
 GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
 { nvidia-smi -L; nproc; python3 -c "import torch, transformers, torchvision, triton; print(torch.__version__, transformers.__version__, torchvision.__version__, triton.__version__, torch.cuda.device_count()); print('lite backend:', 'lite' in torch._dynamo.list_backends())"; } > "$OUT/env.txt" 2>&1
@@ -27,7 +27,7 @@ models() {  # $1 model, $2 variants, $3 GPU, $4 last second to start a variant, 
 flex() {  # $1 GPU, $2 last second
   [ "$(left "$2")" -gt 30 ] || return
   [[ " $PARTS " == *" flex "* ]] || return
-  CUDA_VISIBLE_DEVICES=$1 timeout "$(left "$2")" python3 bench/gpu_flex_attention.py --timeout 90 \
+  CUDA_VISIBLE_DEVICES=$1 timeout "$(left "$2")" python3 bench/gpu_flex_attention.py --timeout 60 \
     --json "$OUT/gpu_flex_attention.json" > "$OUT/flex.log" 2>&1
 }
 tests() {  # $1 GPU, $2 last second. TESTS_TREE: another checkout (the working tree, when the
@@ -46,10 +46,12 @@ graph_breaks() {  # $1 GPU, $2 last second: does module_regions break the Dynamo
 }
 run_models=$([[ " $PARTS " == *" models "* ]] && echo 1 || echo 0)
 if [ "$GPUS" -ge 2 ]; then
-  # GPU 0: llama. GPU 1: resnet18, flex, then the tests (last: their small CUDA graphs would
-  # disturb the timings).
-  ( graph_breaks 0 60; [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 450 560 ) &
-  ( [ "$run_models" = 1 ] && models resnet "$RESNET_VARIANTS" 1 300 400; flex 1 500; tests 1 570 ) &
+  # GPU 0: llama. GPU 1: the Dynamo graph-break check and flex (short), resnet18, then the tests
+  # (last: their small CUDA graphs would disturb the timings).
+  ( [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 ${LLAMA_START_BY:-470} ${LLAMA_END_BY:-565} ) &
+  ( graph_breaks 1 ${BREAKS_END_BY:-45}; flex 1 ${FLEX_END_BY:-215}
+    [ "$run_models" = 1 ] && models resnet "$RESNET_VARIANTS" 1 ${RESNET_START_BY:-420} ${RESNET_END_BY:-470}
+    tests 1 ${TESTS_END_BY:-575} ) &
   wait
 else
   graph_breaks 0 ${BREAKS_END_BY:-60}
