@@ -268,3 +268,23 @@ def test_workers_die_with_a_killed_parent_so_the_output_pipe_closes(tmp_path):
     assert run.returncode == -signal.SIGKILL
     time.sleep(0.5)
     assert not [pid for pid in workers if _alive(pid)]
+
+
+# ---- fuzz: arguments that would waste a run ---------------------------------------------------
+
+@pytest.mark.parametrize("args, line", [
+    # NaN compares false with everything: `--time nan` ran 100 programs with no time box.
+    (["--time", "nan"], "lite_guard fuzz: --count, --time and --max-steps must be positive (and"
+                        " --time finite)"),
+    # Found only when the first reproducer was due (minutes or hours in): a traceback then.
+    (["--out", "a_file/repros"], "lite_guard fuzz: --out: a_file is not a folder, so"
+                                 " a_file/repros cannot be created; pass another path"),
+    (["--sweep", "--sweep-out", "."], "lite_guard fuzz: --sweep-out: . exists and is not a regular"
+                                      " file; pass another path"),
+])
+def test_fuzz_arguments_that_would_waste_a_run_are_one_line_exit_2(tmp_path, args, line):
+    (tmp_path / "a_file").write_text("")
+    result = lite_guard("fuzz", "--count", "1", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [line]
+    assert result.stdout == ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,9 +73,32 @@ def check_forced(forced: dict) -> None:
                              f" like its default {default!r}")
 
 
+def unwritable(path: Path, folder: bool) -> str | None:
+    """Why ``path`` (a folder to create, or a file to write) cannot be written, else None: said
+    before a fuzz run of minutes or hours, not as a traceback when its first reproducer is due."""
+    if path.exists():
+        if folder != path.is_dir() or not folder and not path.is_file():
+            return f"{path} exists and is not a {'folder' if folder else 'regular file'}"
+        return None if os.access(path if folder else path.parent, os.W_OK) else f"{path} is not writable"
+    above = path.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return f"{above} is not a folder, so {path} cannot be created"
+    return None if os.access(above, os.W_OK) else f"{above} is not writable, so {path} cannot be created"
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.count < 1 or args.max_steps < 1 or (args.time is not None and args.time <= 0):
-        print("lite_guard fuzz: --count, --time and --max-steps must be positive", file=sys.stderr)
+    # `not 0 < t < inf`: NaN compares false with everything, so `t <= 0` let --time nan through.
+    if args.count < 1 or args.max_steps < 1 or (args.time is not None and
+                                                not 0 < args.time < float("inf")):
+        print("lite_guard fuzz: --count, --time and --max-steps must be positive (and --time"
+              " finite)", file=sys.stderr)
+        return 2
+    problem = unwritable(args.sweep_out, folder=False) if args.sweep else unwritable(args.out, True)
+    if problem:
+        option = "--sweep-out" if args.sweep else "--out"
+        print(f"lite_guard fuzz: {option}: {problem}; pass another path", file=sys.stderr)
         return 2
     try:
         forced = parse_force(args.force)
