@@ -114,5 +114,5 @@ def test_compile_without_regions_or_options_loads_only_what_it_uses(tmp_path):
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     assert seen["others"] == []
     for optional in ("options", "cudagraphs", "bitwise_fusion", "bitwise_check", "fusion_regions",
-                     "bits", "observing", "testing", "fuzz"):
+                     "bits", "verdict_cache", "observing", "testing", "fuzz"):
         assert f"lite_compiler.{optional}" not in seen["ours"], optional
