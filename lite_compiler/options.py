@@ -58,4 +58,8 @@ def parse_options(options: Mapping[str, Any] | None) -> LiteOptions:
     if "bitwise_fusion_signature_check" in options and not parsed.bitwise_fusion:
         raise LiteConfigError("lite option 'bitwise_fusion_signature_check' only applies with"
                               " 'bitwise_fusion': True; add it or drop the check option")
+    if parsed.bitwise_fusion == "proven" and not parsed.bitwise_fusion_signature_check:
+        raise LiteConfigError("lite option bitwise_fusion='proven' fuses only signatures the"
+                              " signature check proved, so it needs"
+                              " 'bitwise_fusion_signature_check': True; drop one of the two")
     return parsed

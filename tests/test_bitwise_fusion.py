@@ -277,6 +277,9 @@ def test_mode_lite_takes_the_option():
     ({"bitwise_fusion": 1}, "lite option 'bitwise_fusion' must be a bool or \"proven\", got 1"),
     ({"bitwise_fusion_signature_check": False},
      "lite option 'bitwise_fusion_signature_check' only applies with 'bitwise_fusion': True"),
+    ({"bitwise_fusion": "proven", "bitwise_fusion_signature_check": False},
+     "needs 'bitwise_fusion_signature_check': True"),
+    ({"bitwise_fusion": "maybe"}, "lite option 'bitwise_fusion' must be a bool or \"proven\""),
 ])
 def test_option_errors_are_one_line(options, message):
     with pytest.raises(lite_compiler.LiteConfigError, match=message) as caught:
