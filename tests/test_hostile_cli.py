@@ -7,6 +7,7 @@ stderr line and the documented exit code; a real pass in a sibling file must sti
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -288,3 +289,37 @@ def test_fuzz_arguments_that_would_waste_a_run_are_one_line_exit_2(tmp_path, arg
     assert result.returncode == 2
     assert result.stderr.splitlines() == [line]
     assert result.stdout == ""
+
+
+# ---- trace: scripts that misbehave -------------------------------------------------------------
+
+COMPILE = ("import torch\n"
+           "torch.compile(lambda x: x.sin() + 1, backend='lite')(torch.randn(4))\n")
+
+
+def test_trace_of_a_script_that_closes_stdout_still_prints_its_ledger(tmp_path):
+    """`sys.stdout.close()` in the script: flushing it after the script was a ValueError
+    traceback, and the ledger was lost."""
+    (tmp_path / "script.py").write_text(COMPILE + "import sys\nsys.stdout.close()\n")
+    result = lite_guard("trace", "--json", "script.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["lite"][0]["graph"] == "graph0"
+
+
+def test_trace_of_a_script_that_changes_directory_writes_the_page_where_asked(tmp_path):
+    """The default-mode run looked for the script, and the page was written, relative to the
+    directory the script moved to: '/script.py' not found, exit 2, no page."""
+    (tmp_path / "script.py").write_text(COMPILE + "import os\nos.chdir('/')\n")
+    result = lite_guard("trace", "--html", "page.html", "script.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "wrote page.html"
+    assert "default mode (observed)" in (tmp_path / "page.html").read_text()
+
+
+def test_trace_of_a_script_raising_its_own_base_exception_is_one_line(tmp_path):
+    (tmp_path / "script.py").write_text("class Stop(BaseException):\n    pass\n\n\n"
+                                        "raise Stop('from the script')\n")
+    result = lite_guard("trace", "script.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "lite_guard trace: script.py raised Stop: from the script (in lite mode)"]

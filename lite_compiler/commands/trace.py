@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.script).is_file():
         print(f"lite_guard trace: no such script: {args.script!r}", file=sys.stderr)
         return 2
+    # Absolute before the script runs: a script that changes directory must not make its
+    # second run (--html's default mode) or the page land somewhere else.
+    args.script_path = os.path.abspath(args.script)
+    args.html_path = os.path.abspath(args.html) if args.html else None
     if args.registry:
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
             [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p]
@@ -117,7 +121,7 @@ class _Report:
             from lite_guard.atomic import write_text_atomic
 
             try:
-                write_text_atomic(args.html, render_html(args.script, default, lite, violation))
+                write_text_atomic(args.html_path, render_html(args.script, default, lite, violation))
             except OSError as exc:
                 print(f"lite_guard trace: cannot write {args.html}: {exc.strerror or exc}",
                       file=sys.stderr)
@@ -202,11 +206,11 @@ def _run_script(args: argparse.Namespace, mode: str,
     try:
         if mode == "lite":
             torch.compile = compile_in_lite
-            runpy.run_path(args.script, run_name="__main__")
+            runpy.run_path(args.script_path, run_name="__main__")
         else:
             torch.compile = compile_in_default
             with lite_compiler.observe("default"):
-                runpy.run_path(args.script, run_name="__main__")
+                runpy.run_path(args.script_path, run_name="__main__")
     except lite_compiler.LitePassViolation as exc:
         violation = exc
     except SystemExit as exc:
@@ -218,12 +222,30 @@ def _run_script(args: argparse.Namespace, mode: str,
             raise config_error from None
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
+    except BaseException as exc:  # a BaseException of the script's own: the same one line
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:
         os._exit = real_exit
+        _reopen_closed_streams()  # the script may have closed sys.stdout: the ledgers still print
         sys.stdout.flush()
         sys.argv = saved_argv
         torch.compile = original_compile
     return new_ledgers(), violation, failure
+
+
+def _reopen_closed_streams() -> None:
+    """``sys.stdout.close()`` in a script closes the Python object, not descriptor 1 (stdio is
+    opened with closefd=False): a new object on the same descriptor prints again."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        stream = getattr(sys, name)
+        if stream is None or stream.closed:
+            try:
+                setattr(sys, name, open(fd, "w", closefd=False, errors="backslashreplace"))
+            except OSError:
+                setattr(sys, name, open(os.devnull, "w"))
 
 
 def _print_tables(ledgers: list[Any], violation: BaseException | None) -> None:
