@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 12  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 13  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
@@ -710,6 +710,16 @@ class _Extractor(ast.NodeVisitor):
         self._visit_value(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        if isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2 \
+                and all(isinstance(e, ast.Name) for e in node.target.elts) \
+                and isinstance(node.iter, ast.Call) and _last(node.iter.func) == "enumerate" \
+                and len(node.iter.args) == 1 and not node.iter.keywords:
+            # for i, p in enumerate(passes): i takes each index of passes, p each element
+            iterable = self.expr(node.iter.args[0])
+            self._bind(node.target.elts[0].id, ["index", iterable])
+            self._bind(node.target.elts[1].id, ["iter", iterable])
+            self.generic_visit(node)
+            return
         if not isinstance(node.target, ast.Name):
             self.generic_visit(node)
             return
@@ -1006,7 +1016,10 @@ class _Extractor(ast.NodeVisitor):
             if parts is not None and all(p[0] == "s" for p in parts):
                 return ["s", "".join(p[1] for p in parts)[:300]]
         if isinstance(node, ast.JoinedStr):
-            return ["g", _glob(node)]
+            # f"pass_pattern_{i}": a glob, and its pieces, so the index can name each pass when
+            # it can tell what ``i`` takes (an index over a list of known length)
+            parts = _key_parts(node)
+            return ["g", _glob(node), parts] if parts is not None else ["g", _glob(node)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
                 and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
             return ["g", node.left.value + "*"]
@@ -1764,6 +1777,10 @@ class Index:
         if kind == "s":
             return [("str", expr[1])]
         if kind == "g":
+            if len(expr) > 2:  # f"pass_pattern_{i}", i an index over a list display
+                named = self.key_strings(module, scope, ["cat", expr[2]], klass)
+                if named and not any(isinstance(n, Unresolved) for n in named):
+                    return named
             return [("glob", expr[1])]
         if kind in ("l", "d"):  # every element of a list / tuple / set; every value of a dict
             elements = expr[1] if kind == "l" else [value for _, value in expr[1]]
@@ -1811,6 +1828,19 @@ class Index:
             return [Unresolved(_text(expr))]
         return [Unresolved(_text(expr))]
 
+    def _display(self, module: str, scope: str, expr: list, klass: str) -> list | None:
+        """The elements of a list / tuple display ``expr`` is, or names; None otherwise."""
+        for _ in range(8):
+            if expr[0] == "l":
+                return expr[1]
+            if expr[0] != "n":
+                return None
+            ref = self.resolve_name(module, scope, expr[1], klass)
+            if ref[0] != "value":
+                return None
+            module, scope, expr, klass = ref[1], ref[2], ref[3], _klass(ref)
+        return None
+
     def _returned_values(self, module: str, qualname: str, depth: int) -> list:
         summary = self.module(module)
         returns = (summary or {}).get("returns", {}).get(qualname)
@@ -1831,6 +1861,11 @@ class Index:
             binding = ref[3]
             if binding[0] == "iter":
                 return self._elements(ref[1], ref[2], binding[1], _klass(ref), None, depth)
+            if binding[0] == "index":  # enumerate(x): 0 .. len(x) - 1 when x is a list display
+                shown = self._display(ref[1], ref[2], binding[1], _klass(ref))
+                if shown is None:
+                    return [Unresolved(_text(expr))]
+                return [("str", str(n)) for n in range(min(len(shown), 64))]
             # self.x defined in a base: `self` there is still the instance of self_class
             inherited = self_class if _klass(ref) and expr[0] == "n" \
                 and expr[1].split(".", 1)[0] in ("self", "cls") else ""

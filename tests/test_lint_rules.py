@@ -439,7 +439,9 @@ def test_passes_inside_torch_are_named_by_their_torch_names():
         ("post_grad.py", 9, 48, "my_new_fusion"),
         ("post_grad.py", 22, 18, "remove_noop_ops"),
         ("post_grad.py", 23, 18, "my_new_pass"),
-        ("post_grad.py", 25, 36, "pass_pattern_*"),  # f-string: runtime part is '*'
+        # f"pass_pattern_{i}" over enumerate(pass_patterns), a list of two: each name
+        ("post_grad.py", 25, 36, "pass_pattern_0"),
+        ("post_grad.py", 25, 36, "pass_pattern_1"),
         ("post_grad.py", 28, 7, "NewGraphPass"),
     ]
 

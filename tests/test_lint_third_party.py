@@ -408,3 +408,24 @@ def test_the_graph_evidence_of_a_pass_by_effect_is_the_registrys_graph_type_memb
     own = Registry.from_files([_graph_type_registry(tmp_path, ["python_code"])])
     assert [(f.line, f.name) for f in lint_paths([GRAPHY], own, jobs=1).findings] == [
         (6, "graphy.passes:PrintCode")]
+
+
+# ---- one more pattern pass in torch's own list of them -----------------------------------------
+
+PASS_LIST = FIXTURES / "pass_list_like"  # post_grad's pass_patterns with a fourth element
+
+
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_a_fourth_pattern_pass_in_a_registered_list_is_reported_by_its_observed_name(
+        prefilter, monkeypatch):
+    # The observer names each element f"pass_pattern_{i}" over enumerate(pass_patterns): the
+    # list display has four elements, the registry three names, so pass_pattern_3 is new.
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    registry = Registry.from_files([FIXTURES / "bases.toml", PASS_LIST / "registry.toml"])
+    findings = lint_paths([PASS_LIST], registry, jobs=1).findings
+    assert [(Path(f.path).name, f.line, f.col, f.name, f.message) for f in findings] == [
+        ("post_grad.py", 15, 36, "pass_pattern_3",
+         "graph pass 'pass_pattern_3' (GraphTransformObserver) is not in any registry; register"
+         ' it: [[pass]] name = "pass_pattern_3", stage = "post_grad", lite = "never",'
+         ' kind = "observer"')]
