@@ -1389,8 +1389,12 @@ class Index:
                         and ref[3][1] in hooks:
                     found[local] = ref[3][1]
                 elif ref[0] == "module":
-                    for name, key in constants.get(ref[1], {}).items():
-                        found[f"{local}.{name}"] = key
+                    # keys.KEY, and through more attribute levels: pkg.keys.KEY, hooks.keys.KEY
+                    for owner, names in constants.items():
+                        if owner == ref[1] or owner.startswith(ref[1] + "."):
+                            below = owner[len(ref[1]):]
+                            for name, key in names.items():
+                                found[f"{local}{below}.{name}"] = key
             if found and module in self.paths:
                 again = self._read_with_keys(module, summary, found)
                 if again is not None:

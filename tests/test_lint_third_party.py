@@ -372,12 +372,30 @@ def test_a_config_store_whose_key_cannot_be_resolved_is_reported(prefilter, monk
     ]
 
 
+@pytest.mark.parametrize("prefilter", ["on", "off"])
+def test_a_hook_key_constant_reached_through_two_attribute_levels_is_followed(prefilter,
+                                                                              monkeypatch):
+    # nested.py: options[dyn.hookkeys.names.JOINT_KEY] = fn and options[hookkeys.names.X] = fn
+    if prefilter == "off":
+        monkeypatch.setenv("LITE_GUARD_NO_PREFILTER", "1")
+    findings = lint_paths([DYNAMIC], Registry.from_files(SHIPPED), jobs=1).findings
+    assert [(f.line, f.col, f.code, f.name, f.message) for f in sorted(findings)
+            if f.path.endswith("nested.py")] == [
+        (14, 45, "LG001", "dyn.nested:fold_casts",
+         _hook_message("dyn.nested:fold_casts", "joint_custom_post_pass", "joint_graph")),
+        (15, 41, "LG001", "dyn.nested:dedupe_views",
+         _hook_message("dyn.nested:dedupe_views", "joint_custom_post_pass", "joint_graph")),
+    ]
+
+
 def test_registering_the_folded_hooks_passes_silences_them_but_not_the_unresolved_stores(
         tmp_path):
     registry = tmp_path / "dyn.toml"
     registry.write_text("".join(
-        f'[[pass]]\nname = "dyn.passes:{name}"\nstage = "post_grad"\nlite = "never"\n\n'
-        for name in ("strip_views", "fold_bias", "rewrite_joint", "drop_masks", "fuse_rope")))
+        f'[[pass]]\nname = "dyn.{name}"\nstage = "post_grad"\nlite = "never"\n\n'
+        for name in ("passes:strip_views", "passes:fold_bias", "passes:rewrite_joint",
+                     "passes:drop_masks", "passes:fuse_rope", "nested:fold_casts",
+                     "nested:dedupe_views")))
     findings = lint_paths([DYNAMIC], Registry.from_files([*SHIPPED, registry]), jobs=1).findings
     assert [(Path(f.path).name, f.line, f.code) for f in sorted(findings)] == [
         ("computed.py", 13, "LG006"), ("computed.py", 17, "LG006"), ("computed.py", 22, "LG006")]
