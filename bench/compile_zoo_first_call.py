@@ -1,7 +1,7 @@
 """First call including import, CPU: aot_eager vs ours vs torch's own lite mode, side by side.
 
 Usage: .venv/bin/python bench/compile_zoo_first_call.py [--repeats R] [--models NAME ...]
-                                                        [--write] [--json F]
+                                                        [--variants NAME ...] [--write] [--json F]
 With --write, replaces the "## First call including import (CPU)" section of BENCHMARKS.md.
 
 Every sample is its own fresh process with fresh compile caches: TORCHINDUCTOR_CACHE_DIR and
@@ -183,18 +183,19 @@ def _spawn(variant: str, model: str, tmp: Path, sample: int) -> dict:
     return {**json.loads(run.stdout.strip().splitlines()[-1]), "load": load}
 
 
-def measure(models: tuple[str, ...], repeats: int, log) -> list[dict]:
+def measure(models: tuple[str, ...], repeats: int, log,
+            variants: tuple[str, ...] = VARIANTS) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="first_call_") as tmp:
         # One process of each variant first, not counted: it fills the per-user registry cache
         # and writes the bytecode of the modules it imports, as installing lite-guard and any
         # earlier use on the machine would have.
-        for variant in VARIANTS:
+        for variant in variants:
             _spawn(variant, models[0], Path(tmp), -1)
         for rnd in range(repeats):
             for model in models:
-                shift = rnd % len(VARIANTS)
-                for variant in VARIANTS[shift:] + VARIANTS[:shift]:
+                shift = rnd % len(variants)
+                for variant in variants[shift:] + variants[:shift]:
                     row = _spawn(variant, model, Path(tmp), rnd)
                     rows.append(row)
                     log(f"round {rnd} {model:8} {variant:18} " + (
@@ -337,6 +338,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="rounds (fresh processes per cell)")
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS),
+                        help="a subset (aot_eager is always measured: the ratios are to it)")
     parser.add_argument("--import-repeats", type=int, default=None,
                         help="fresh processes per case of the import split (default: --repeats)")
     parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
@@ -345,7 +348,8 @@ def main() -> int:
     started = time.perf_counter()
     load_before = "/".join(f"{x:.1f}" for x in os.getloadavg())
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    rows = measure(tuple(args.models), args.repeats, log)
+    variants = tuple(v for v in VARIANTS if v == "aot_eager" or v in args.variants)
+    rows = measure(tuple(args.models), args.repeats, log, variants)
     imports = measure_import(args.repeats, log) if args.import_repeats is None else \
         measure_import(args.import_repeats, log)
     torch_version = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
