@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from urllib.parse import quote
 
 from lint_rules.findings import Finding
 from lite_guard import __version__
+from lite_guard.errors import escape_text  # noqa: F401  (one escaper for every command)
 
-# C0 and C1 controls, DEL, Unicode line/paragraph separators, and lone surrogates (the
-# undecodable bytes of a file name): anything a terminal or a line-based reader could misread.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 SRCROOT = "%SRCROOT%"
-
-
-def escape_text(text: str) -> str:
-    """``text`` on one line, printable in any encoding: unsafe characters as ``\\n``-style escapes."""
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace")
-                       .decode("ascii"), text)
 
 
 def to_text(finding: Finding) -> str:

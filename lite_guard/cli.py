@@ -17,7 +17,7 @@ import sys
 from importlib.metadata import EntryPoint, entry_points
 
 from lite_guard import SUPPORTED_TORCH_TEXT, __version__
-from lite_guard.errors import RegistryError
+from lite_guard.errors import RegistryError, escape_text
 
 ENTRY_POINT_GROUP = "lite_guard.commands"
 
@@ -126,7 +126,7 @@ def _main(argv: list[str]) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     except RegistryError as exc:  # a command whose package reads the registries on import
-        print(f"lite_guard: {exc}", file=sys.stderr)
+        print(escape_text(f"lite_guard: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     args = parser.parse_args(argv)
     if args.command is None:
@@ -135,7 +135,7 @@ def _main(argv: list[str]) -> int:
     try:
         return args.run(args)
     except RegistryError as exc:
-        print(f"lite_guard: {exc}", file=sys.stderr)
+        print(escape_text(f"lite_guard: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -14,6 +14,16 @@ if TYPE_CHECKING:  # an annotation only: tomllib is imported where TOML is parse
     import tomllib
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
+# C0 and C1 controls, DEL, Unicode line/paragraph separators, and lone surrogates (the
+# undecodable bytes of a file name): anything a terminal or a line-based reader could misread.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def escape_text(text: str) -> str:
+    """``text`` on one line, printable in any encoding, unable to steer a terminal (an ESC that
+    clears the screen or sets its title): unsafe characters as ``\\n``-style escapes."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace")
+                       .decode("ascii"), text)
 
 
 class RegistryError(Exception):

@@ -323,3 +323,43 @@ def test_trace_of_a_script_raising_its_own_base_exception_is_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "lite_guard trace: script.py raised Stop: from the script (in lite mode)"]
+
+
+# ---- terminal escapes in registry text and script errors ---------------------------------------
+
+ESCAPING = ('[[pass]]\nname = "proj.passes:E\\u001b[2Jvil\\nforged"\nstage = "post_grad"\n'
+            'lite = "always"\nkind = "class"\nwhy = "x\\u001b]0;title\\u0007 \\r\\nLG001 fake"\n')
+
+
+def test_registry_show_and_list_cannot_steer_the_terminal(tmp_path):
+    """ESC [2J (clear the screen) and OSC 0 (retitle the terminal) in a registry entry reached
+    the reader's terminal raw, and a newline in a name or why forged lines, through `registry
+    show`, `list` and show's "did you mean"."""
+    (tmp_path / "esc.toml").write_text(ESCAPING)
+    name = "proj.passes:E\x1b[2Jvil\nforged"
+    shown = lite_guard("registry", "show", "--no-project", "--registry", "esc.toml", name,
+                       cwd=tmp_path)
+    assert shown.returncode == 0
+    assert shown.stdout.splitlines()[:4] == ["      name: proj.passes:E\\x1b[2Jvil\\nforged",
+                                             "     stage: post_grad", "      lite: always",
+                                             "       why: x\\x1b]0;title\\x07 \\r\\nLG001 fake"]
+    missed = lite_guard("registry", "show", "--no-project", "--registry", "esc.toml", name[:-3],
+                        cwd=tmp_path)
+    assert missed.returncode == 2
+    assert missed.stderr.splitlines() == [
+        "lite_guard registry show: no pass or config named 'proj.passes:E\\x1b[2Jvil\\nfor' in the"
+        " registry; did you mean: proj.passes:E\\x1b[2Jvil\\nforged? (list them with 'lite_guard"
+        " registry list')"]
+    listed = lite_guard("registry", "list", "--no-project", "--registry", "esc.toml", cwd=tmp_path,
+                        env={"COLUMNS": "400"})
+    assert listed.returncode == 0
+    for output in (shown.stdout, missed.stderr, listed.stdout):
+        assert "\x1b" not in output and "\x07" not in output and "\r" not in output
+
+
+def test_a_script_error_with_escapes_is_one_escaped_line(tmp_path):
+    (tmp_path / "script.py").write_text("raise ValueError('bad \\x1b]0;title\\x07 thing')\n")
+    result = lite_guard("trace", "script.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "lite_guard trace: script.py raised ValueError: bad \\x1b]0;title\\x07 thing (in lite mode)"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from lite_guard import SUPPORTED_TORCH_TEXT
 from lite_guard.commands._common import add_registry_args
+from lite_guard.errors import escape_text
 
 
 def register(subparsers) -> None:
@@ -115,7 +116,7 @@ class _Report:
             _print_tables(lite, violation)
         if failure:
             # The ledgers above are what ran before the script stopped.
-            print(f"lite_guard trace: {failure}", file=sys.stderr)
+            print(escape_text(f"lite_guard trace: {failure}"), file=sys.stderr)
             return 2
         if args.html:
             from lite_guard.atomic import write_text_atomic
@@ -253,7 +254,8 @@ def _print_tables(ledgers: list[Any], violation: BaseException | None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    # Pass names, graphs and reasons come from user code: Text, never markup ("[red]" stays).
+    # Pass names, graphs and reasons come from user code: Text, never markup ("[red]" stays),
+    # and escaped, so an ESC in a pass name cannot clear the screen or retitle the terminal.
     console = Console()
     for ledger in ledgers:
         table = Table(title=Text(f"lite compile {ledger.graph_name}: {len(ledger)} passes"))
@@ -261,14 +263,14 @@ def _print_tables(ledgers: list[Any], violation: BaseException | None) -> None:
             table.add_column(column, justify="right" if column == "ms" else "left", overflow="fold")
         for e in ledger:
             verdict = Text("allowed", style="green") if e.allowed else \
-                Text.assemble(("refused", "bold red"), f" {e.reason}")
-            table.add_row(Text(str(e.name)), Text(str(e.stage)), Text(str(e.graph)), Text(str(e.lite)),
+                Text.assemble(("refused", "bold red"), f" {escape_text(str(e.reason))}")
+            table.add_row(*(Text(escape_text(str(v))) for v in (e.name, e.stage, e.graph, e.lite)),
                           verdict, f"{e.seconds * 1e3:.2f}")
         console.print(table)
     if not ledgers:
         console.print("no torch.compile ran in the script")
     if violation is not None:
-        console.print(Text.assemble(("LitePassViolation", "bold red"), f": {violation}"),
+        console.print(Text.assemble(("LitePassViolation", "bold red"), f": {escape_text(str(violation))}"),
                       highlight=False)
 
 

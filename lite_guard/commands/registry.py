@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict
 
 from lite_guard.commands._common import add_registry_args, load_registry
+from lite_guard.errors import escape_text
 from lite_guard.registry import LITE_FLAGS, STAGES, PassEntry
 
 
@@ -49,8 +50,9 @@ def run_list(args: argparse.Namespace) -> int:
         table.add_column(column, overflow="fold")
     for e in entries:
         # Registry text is data: Text cells are never read as rich markup ("[red]" stays "[red]").
-        table.add_row(Text(e.name), Text(e.stage), _flag(e.lite), Text(e.kind),
-                      Text(", ".join(e.gated_by)), Text(e.why))
+        # Nor can an ESC in it clear the reader's screen or retitle the terminal (escape_text).
+        table.add_row(*(Text(escape_text(cell)) for cell in (e.name, e.stage)), _flag(e.lite),
+                      *(Text(escape_text(cell)) for cell in (e.kind, ", ".join(e.gated_by), e.why)))
     Console(soft_wrap=False).print(table)
     return 0
 
@@ -67,13 +69,14 @@ def run_show(args: argparse.Namespace) -> int:
     if entry is None:
         hints = registry.suggest(args.name)
         hint = f" did you mean: {', '.join(hints)}?" if hints else ""
-        print(f"lite_guard registry show: no pass or config named {args.name!r} in the registry;{hint}"
-              f" (list them with 'lite_guard registry list')", file=sys.stderr)
+        print(escape_text(f"lite_guard registry show: no pass or config named {args.name!r} in the"
+                          f" registry;{hint} (list them with 'lite_guard registry list')"),
+              file=sys.stderr)
         return 2
     for key, value in _public(asdict(entry)).items():
         if isinstance(value, (list, tuple)):
             value = ", ".join(value)
-        print(f"{key:>10}: {value}")
+        print(f"{key:>10}: {escape_text(str(value))}")  # one line each, whatever the TOML held
     if isinstance(entry, PassEntry):
         print(f"{'lite-safe':>10}: {'yes' if entry.lite_safe else 'no'}")
     return 0
