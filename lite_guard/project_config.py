@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lite_guard.errors import RegistryError, toml_error
 
@@ -75,6 +75,13 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
                                 f"{_SECTION} {key} holds a path with a NUL character; remove it")
         return value
 
+    for pattern in strings("exclude"):
+        try:  # as lint_rules.engine matches it: "", "/" and "." are no pattern (a ValueError there)
+            PurePosixPath("x.py").match(pattern.rstrip("/"))
+        except ValueError:
+            raise RegistryError(pyproject, _line_in_section(lines, "exclude"),
+                                f"{_SECTION} exclude: {pattern!r} is not a path pattern; write"
+                                " e.g. \"build/\" or \"tests/*.py\"") from None
     base = pyproject.parent
     config = ProjectConfig(
         pyproject=pyproject,

@@ -363,3 +363,15 @@ def test_a_script_error_with_escapes_is_one_escaped_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "lite_guard trace: script.py raised ValueError: bad \\x1b]0;title\\x07 thing (in lite mode)"]
+
+
+@pytest.mark.parametrize("pattern", [".", "/", ""])
+def test_an_exclude_that_is_no_pattern_is_one_line_exit_2(tmp_path, pattern):
+    """exclude = ["."] reached Path.match(""): 'ValueError: empty pattern', a traceback."""
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text(f'[tool.lite_guard]\npaths = ["."]\nexclude = ["{pattern}"]\n')
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"lite_guard: {root / 'pyproject.toml'}:3: [tool.lite_guard] exclude: '{pattern}' is not a"
+        ' path pattern; write e.g. "build/" or "tests/*.py"']
