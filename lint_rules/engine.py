@@ -107,7 +107,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         summary = summarize(source, module or module_name(path), Path(path).name == "__init__.py",
                             plan.vocab, tree, light=light, triggers=plan.index_triggers_text)
     except SyntaxError as exc:
-        message = f"cannot parse: {exc.msg}; the file was not checked"
+        message = isolation.syntax_error_message(exc)
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
                           facts)
     except (RecursionError, MemoryError, ValueError):

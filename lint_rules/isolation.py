@@ -136,6 +136,17 @@ def _too_big(size: int, limit: int) -> str:
 
 # ---- the parse guard -------------------------------------------------------------------------
 
+def syntax_error_message(exc: SyntaxError) -> str:
+    """The LG900 text of a syntax error, naming the grammar it was parsed with: newer syntax
+    (PEP 695's `type X[T] = ...` before 3.12) is an error only for an older Python, and the
+    fix then is to run lite_guard on the Python the code is written for."""
+    if "null bytes" in exc.msg:  # not grammar: no Python parses a NUL (3.11.4+ say so this way)
+        return f"cannot parse: {exc.msg}; the file was not checked"
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return (f"cannot parse: {exc.msg}; the file was not checked (parsed as Python {version}; if"
+            f" it is written for a newer Python, run lite_guard with that one)")
+
+
 def parse_problem(source: str, path: str, max_depth: int | None = None,
                   tree: ast.AST | None = None) -> Finding | None:
     """Why ``source`` must not reach libcst (an LG900 finding), or None when it may.
@@ -150,7 +161,7 @@ def parse_problem(source: str, path: str, max_depth: int | None = None,
             tree = compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         return Finding(path, max(exc.lineno or 1, 1), max(exc.offset or 1, 1), UNCHECKABLE,
-                       f"cannot parse: {exc.msg}; the file was not checked")
+                       syntax_error_message(exc))
     except (RecursionError, MemoryError):
         return Finding(path, 1, 1, UNCHECKABLE,
                        "cannot parse: nested too deeply for Python's parser; the file was not checked")

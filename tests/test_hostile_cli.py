@@ -375,3 +375,18 @@ def test_an_exclude_that_is_no_pattern_is_one_line_exit_2(tmp_path, pattern):
     assert result.stderr.splitlines() == [
         f"lite_guard: {root / 'pyproject.toml'}:3: [tool.lite_guard] exclude: '{pattern}' is not a"
         ' path pattern; write e.g. "build/" or "tests/*.py"']
+
+
+# ---- syntax of another Python -----------------------------------------------------------------
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="PEP 695 parses from Python 3.12 on")
+def test_newer_syntax_is_lg900_that_names_the_grammar_and_what_to_do(tmp_path):
+    """`type Alias[T] = list[T]` (3.12) under 3.11 was 'cannot parse: invalid syntax' with no
+    hint that the code is fine and the linter's Python too old."""
+    root = hostile_tree(tmp_path, {"new.py": "type Alias[T] = list[T]\n" + REAL_PASS})
+    result = lite_guard("check", "--no-project", "--registry", str(VOCABULARY), "--no-cache", ".",
+                        cwd=root)
+    assert result.returncode == 1
+    assert "new.py:1:6 LG900 cannot parse: invalid syntax; the file was not checked (parsed as" \
+           " Python 3.11; if it is written for a newer Python, run lite_guard with that one)" \
+           in result.stdout.splitlines()

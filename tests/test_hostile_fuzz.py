@@ -40,6 +40,8 @@ OTHER = REAL_PASS.replace("MyPass", "Other")
 REAL_FINDING = re.compile(r"^(?:\S*/)?real_pass\.py:4:7 LG001 graph pass '[\w.]*real_pass:MyPass' ",
                           re.M)
 IMPORT = "from torch._inductor.custom_graph_pass import CustomGraphPass\n"
+SYNTAX_TAIL = (f"; the file was not checked (parsed as Python {sys.version_info[0]}."
+               f"{sys.version_info[1]}; if it is written for a newer Python, run lite_guard with that one)")
 TOO_DEEP = re.compile(r"^(?P<path>\S+):(?P<line>\d+):7 LG900 class '(?P<cls>\w+)' has more than 200"
                       r" ancestors; its hierarchy was not read further, so it and its subclasses"
                       r" were not checked \(shorten the chain\)$", re.M)
@@ -265,10 +267,10 @@ def test_odd_encodings_and_line_ends_each_get_their_own_line(tmp_path):
         "badutf8.py:1:1 LG900 cannot decode file: 'utf-8' codec can't decode byte 0xff in position"
         " 5: invalid start byte; the file was not checked (save it as UTF-8, or fix its coding"
         " cookie)",
-        "tabs.py:4:1 LG900 cannot parse: inconsistent use of tabs and spaces in indentation; the"
-        " file was not checked",
+        "tabs.py:4:1 LG900 cannot parse: inconsistent use of tabs and spaces in indentation"
+        + SYNTAX_TAIL,
         "py2.py:1:1 LG900 cannot parse: Missing parentheses in call to 'print'. Did you mean"
-        " print(...)?; the file was not checked",
+        " print(...)?" + SYNTAX_TAIL,
     ]:
         assert expected in lines, lines
     for name, line in [("latin1", 6), ("crlf", 4), ("cr", 4)]:
