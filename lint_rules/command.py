@@ -130,6 +130,24 @@ def _terminated(signum: int, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def _cache_in_linted_tree(paths: list[Path]) -> bool:
+    """A cache inside a linted directory is refused (one warning): the code under review could
+    have committed it whole, its secret with it, and a record MAC'd by that secret vouches for
+    whatever the pull request wants. Its permissions prove nothing: git checks files out 0600
+    under umask 077."""
+    from lint_rules.cache import default_cache_dir
+
+    cache = Path(os.path.realpath(default_cache_dir()))  # symlinks in either cannot dodge it
+    for path in paths:
+        tree = Path(os.path.realpath(path))
+        if cache.is_relative_to(tree) and tree.is_dir():
+            print(f"lite_guard: warning: lint cache not used: {cache} is inside the linted tree"
+                  f" {tree}, which the code under review controls; set LITE_GUARD_CACHE_DIR"
+                  " outside it", file=sys.stderr)
+            return True
+    return False
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     signal.signal(signal.SIGTERM, _terminated)
@@ -161,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
         from lint_rules.cache import Cache
         from lint_rules.engine import lint_paths
 
-        cache = None if args.no_cache else Cache()  # an unsafe cache dir: one warning, no cache
+        cache = None if args.no_cache or _cache_in_linted_tree(paths) else Cache()
+        # (an unsafe cache dir: one warning, no cache)
         report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude, cache=cache,
                             limits=_limits(args), torch_version=args.torch_version,
                             check_syntax=getattr(args, "check_syntax", False))

@@ -7,6 +7,7 @@ stderr line and the documented exit code; a real pass in a sibling file must sti
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import shutil
@@ -390,3 +391,33 @@ def test_newer_syntax_is_lg900_that_names_the_grammar_and_what_to_do(tmp_path):
     assert "new.py:1:6 LG900 cannot parse: invalid syntax; the file was not checked (parsed as" \
            " Python 3.11; if it is written for a newer Python, run lite_guard with that one)" \
            in result.stdout.splitlines()
+
+
+# ---- a cache the code under review can plant -------------------------------------------------
+
+def test_a_cache_inside_the_linted_tree_is_not_trusted(tmp_path):
+    """LITE_GUARD_CACHE_DIR inside the checkout (to let CI cache it): a pull request can commit
+    the whole cache, secret included (git checks files out 0600 under umask 077), with a record
+    MAC'd by that secret that says the tree is clean: the pass was hidden, exit 0."""
+    root = hostile_tree(tmp_path)
+    made = tmp_path / "attackers_cache"  # made on the attacker's machine, for this very tree
+    first = lite_guard("check", "--no-project", "--registry", str(VOCABULARY), ".", cwd=root,
+                       env={"LITE_GUARD_CACHE_DIR": str(made)})
+    assert first.returncode == 1
+    secret = (made / "lint-v3" / "secret.key").read_bytes()
+    (record,) = (made / "lint-v3").glob("run-*.json")
+    run_key = record.stem.removeprefix("run-")
+    body = json.loads(record.read_bytes().partition(b"\n")[2])
+    hidden = json.dumps({**body, "findings": []}, separators=(",", ":")).encode()
+    mac = hmac.new(secret, b"lite-guard lint run\0" + run_key.encode() + b"\0" + hidden,
+                   "sha256").hexdigest()
+    record.write_bytes(mac.encode() + b"\n" + hidden)
+    cache = root / ".lite_guard_cache"
+    made.rename(cache)  # committed, and checked out where CI's LITE_GUARD_CACHE_DIR points
+    again = lite_guard("check", "--no-project", "--registry", str(VOCABULARY), ".", cwd=root,
+                       env={"LITE_GUARD_CACHE_DIR": str(cache)})
+    assert again.returncode == 1
+    assert again.stdout.startswith("real_pass.py:4:7 LG001 graph pass 'real_pass:MyPass'")
+    assert again.stderr.splitlines()[0] == (
+        f"lite_guard: warning: lint cache not used: {cache} is inside the linted tree {root},"
+        " which the code under review controls; set LITE_GUARD_CACHE_DIR outside it")
