@@ -131,19 +131,31 @@ def _terminated(signum: int, frame) -> None:
 
 
 def _cache_in_linted_tree(paths: list[Path]) -> bool:
-    """A cache inside a linted directory is refused (one warning): the code under review could
-    have committed it whole, its secret with it, and a record MAC'd by that secret vouches for
-    whatever the pull request wants. Its permissions prove nothing: git checks files out 0600
-    under umask 077."""
+    """A cache inside a linted directory, or inside the checkout (git work tree) a linted path
+    belongs to, is refused (one warning): the code under review could have committed it whole,
+    its secret with it, and a record MAC'd by that secret vouches for whatever the pull request
+    wants. Permissions prove nothing there: git checks files out 0600 under umask 077."""
     from lint_rules.cache import default_cache_dir
 
     cache = Path(os.path.realpath(default_cache_dir()))  # symlinks in either cannot dodge it
+    controlled: dict[Path, str] = {}  # folder -> what it is
+    seen: set[Path] = set()
     for path in paths:
         tree = Path(os.path.realpath(path))
-        if cache.is_relative_to(tree) and tree.is_dir():
-            print(f"lite_guard: warning: lint cache not used: {cache} is inside the linted tree"
-                  f" {tree}, which the code under review controls; set LITE_GUARD_CACHE_DIR"
-                  " outside it", file=sys.stderr)
+        if tree.is_dir():
+            controlled[tree] = "the linted tree"
+        for above in (tree.parent, *tree.parent.parents):  # the checkout it belongs to
+            if above in seen:
+                break
+            seen.add(above)
+            if (above / ".git").exists():
+                controlled.setdefault(above, "the checkout")
+                break
+    for folder, what in controlled.items():
+        if cache.is_relative_to(folder):
+            print(f"lite_guard: warning: lint cache not used: {cache} is inside {what} {folder},"
+                  " which the code under review controls; set LITE_GUARD_CACHE_DIR outside it",
+                  file=sys.stderr)
             return True
     return False
 

@@ -421,3 +421,18 @@ def test_a_cache_inside_the_linted_tree_is_not_trusted(tmp_path):
     assert again.stderr.splitlines()[0] == (
         f"lite_guard: warning: lint cache not used: {cache} is inside the linted tree {root},"
         " which the code under review controls; set LITE_GUARD_CACHE_DIR outside it")
+
+
+def test_a_cache_in_the_checkout_of_a_linted_folder_is_not_trusted(tmp_path):
+    """The usual layout: [tool.lite_guard] paths = ["src"], the cache beside it in the checkout."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    src = hostile_tree(checkout)  # checkout/tree: the linted folder
+    cache = checkout / ".lite_guard_cache"
+    result = lite_guard("check", "--no-project", "--registry", str(VOCABULARY), str(src), cwd=checkout,
+                        env={"LITE_GUARD_CACHE_DIR": str(cache)})
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        f"lite_guard: warning: lint cache not used: {cache} is inside the checkout {checkout},"
+        " which the code under review controls; set LITE_GUARD_CACHE_DIR outside it")
+    assert not cache.exists()
