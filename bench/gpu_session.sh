@@ -36,7 +36,7 @@ tests() {  # $1 GPU, $2 last second. TESTS_TREE: another checkout (the working t
   [[ " $PARTS " == *" tests "* ]] || return
   ( cd "${TESTS_TREE:-.}" && PYTHONPATH="${EXTRA_SITE:+$EXTRA_SITE:}$PWD${PYTHONPATH:+:$PYTHONPATH}" CUDA_VISIBLE_DEVICES=$1 \
     timeout "$(left "$2")" python3 -m pytest -q -n 6 tests/test_guard_registry.py tests/test_guard_mutations.py \
-    tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py tests/test_bitwise_fusion.py -p no:cacheprovider \
+    tests/test_guard_passes.py tests/test_cudagraphs.py tests/test_lazy_inductor.py tests/test_bitwise_fusion.py tests/test_bitwise_proof.py -p no:cacheprovider \
     > "$OUT/tests.log" 2>&1; echo "pytest exit $?" >> "$OUT/tests.log" )
 }
 graph_breaks() {  # $1 GPU, $2 last second: does module_regions break the Dynamo graph here?
@@ -44,11 +44,18 @@ graph_breaks() {  # $1 GPU, $2 last second: does module_regions break the Dynamo
   CUDA_VISIBLE_DEVICES=$1 timeout "$(left "$2")" python3 bench/gpu_graph_breaks.py \
     --json "$OUT/gpu_graph_breaks.json" > "$OUT/breaks.log" 2>&1
 }
+proof_cost() {  # $1 GPU, $2 last second: what the bitwise-fusion signature proofs cost here
+  [ "$(left "$2")" -gt 25 ] || return
+  [[ " $PARTS " == *" tests "* ]] || return
+  CUDA_VISIBLE_DEVICES=$1 timeout "$(left "$2")" python3 bench/bitwise_proof_cost.py --device cuda \
+    --out "$OUT/bitwise_proof_cost.json" > "$OUT/proof_cost.log" 2>&1
+}
 run_models=$([[ " $PARTS " == *" models "* ]] && echo 1 || echo 0)
 if [ "$GPUS" -ge 2 ]; then
   # GPU 0: llama. GPU 1: the Dynamo graph-break check and flex (short), resnet18, then the tests
   # (last: their small CUDA graphs would disturb the timings).
-  ( [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 ${LLAMA_START_BY:-470} ${LLAMA_END_BY:-565} ) &
+  ( [ "$run_models" = 1 ] && models llama "$LLAMA_VARIANTS" 0 ${LLAMA_START_BY:-470} ${LLAMA_END_BY:-545}
+    proof_cost 0 ${PROOF_COST_END_BY:-580} ) &
   ( graph_breaks 1 ${BREAKS_END_BY:-45}; flex 1 ${FLEX_END_BY:-215}
     [ "$run_models" = 1 ] && models resnet "$RESNET_VARIANTS" 1 ${RESNET_START_BY:-420} ${RESNET_END_BY:-470}
     tests 1 ${TESTS_END_BY:-575} ) &
