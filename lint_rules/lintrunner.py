@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     if not listed and not any(not a.startswith("-") for a in given):
         return 0  # lintrunner found no file for this linter: nothing to lint
     # "--": a file named like an option (--format=text.py) is a path, never an option.
-    return cli_main(["check", "--format", "lintrunner", *given, "--", *listed])
+    # (Only before listed paths: a "--" with nothing after it, once argparse has taken the
+    # paths of the command line, is an "unrecognized arguments: --" usage error.)
+    return cli_main(["check", "--format", "lintrunner", *given, *(["--", *listed] if listed else [])])
 
 
 if __name__ == "__main__":

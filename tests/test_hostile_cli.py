@@ -436,3 +436,12 @@ def test_a_cache_in_the_checkout_of_a_linted_folder_is_not_trusted(tmp_path):
         f"lite_guard: warning: lint cache not used: {cache} is inside the checkout {checkout},"
         " which the code under review controls; set LITE_GUARD_CACHE_DIR outside it")
     assert not cache.exists()
+
+
+def test_lintrunner_adapter_with_paths_on_its_command_line(tmp_path):
+    """`python -m lint_rules.lintrunner a.py --registry R` (paths given, no @file) ended the
+    check's arguments with a bare "--": 'unrecognized arguments: --', exit 2, nothing linted."""
+    root = hostile_tree(tmp_path)
+    result = _lintrunner(root, "real_pass.py")
+    assert result.returncode == 0, result.stderr
+    assert '"path": "real_pass.py", "line": 4, "char": 7' in result.stdout
