@@ -201,7 +201,9 @@ def run(args: argparse.Namespace) -> int:
                   " and was ignored; the files were linted again", file=sys.stderr)
     findings = report.findings if report else []
     errors = report.errors if report else []
-    if getattr(args, "fix", False) and findings and not errors:
+    # Only findings with a hint have an entry to write (an LG900 has none): else --fix has
+    # nothing to do, and must not hide those findings behind "nowhere safe to write".
+    if getattr(args, "fix", False) and any(f.hint for f in findings) and not errors:
         from lint_rules.fix import run_fix
 
         status = run_fix(args, findings)  # says on stderr what it wrote; 2: nowhere safe to write

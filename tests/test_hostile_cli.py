@@ -445,3 +445,14 @@ def test_lintrunner_adapter_with_paths_on_its_command_line(tmp_path):
     result = _lintrunner(root, "real_pass.py")
     assert result.returncode == 0, result.stderr
     assert '"path": "real_pass.py", "line": 4, "char": 7' in result.stdout
+
+
+def test_fix_with_only_uncheckable_files_reports_them(tmp_path):
+    """--fix on findings that have no entry to write (LG900) still looked for a registry to
+    write: 'the only registries in use are shipped...', exit 2, and the LG900 was never shown."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "broken.py").write_text("x = (\n")
+    result = lite_guard("check", "--fix", "--no-project", "--check-syntax", ".", cwd=root)
+    assert result.returncode == 1
+    assert result.stdout.startswith("broken.py:1:5 LG900 cannot parse: '(' was never closed;")
