@@ -392,7 +392,15 @@ def registry_paths(
         from lite_guard.project_config import load_project_config
 
         paths += load_project_config(project_root).registries
-    return paths + [Path(p) for p in extra_paths]
+    # One file named twice (in pyproject and by --registry, or in LITE_GUARD_REGISTRIES) is
+    # loaded once: else each of its entries is a "duplicate" of itself.
+    unique: dict[str, Path] = {}
+    for path in paths + [Path(p) for p in extra_paths]:
+        try:
+            unique.setdefault(os.path.realpath(path), path)
+        except ValueError:  # a NUL in the name: parse_registry_file says so, one line
+            unique.setdefault(str(path), path)
+    return list(unique.values())
 
 
 # ---- parsing and validation -------------------------------------------------------------

@@ -456,3 +456,15 @@ def test_fix_with_only_uncheckable_files_reports_them(tmp_path):
     result = lite_guard("check", "--fix", "--no-project", "--check-syntax", ".", cwd=root)
     assert result.returncode == 1
     assert result.stdout.startswith("broken.py:1:5 LG900 cannot parse: '(' was never closed;")
+
+
+def test_the_project_registry_named_again_on_the_command_line_is_loaded_once(tmp_path):
+    """`--registry lite_guard_registry.toml`, already in [tool.lite_guard] registries: every
+    entry was a 'duplicate pass ... (first defined at' the same file, exit 2."""
+    root = hostile_tree(tmp_path)
+    (root / "reg.toml").write_text('[[pass]]\nname = "real_pass:MyPass"\nstage = "post_grad"\n'
+                                   'lite = "never"\nkind = "class"\n')
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\npaths = ["."]\nregistries = ["reg.toml"]\n')
+    result = lite_guard("check", "--registry", "./reg.toml", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == "0 finding(s)"
