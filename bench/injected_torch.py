@@ -1015,7 +1015,10 @@ passes / `compile_fx` / the freezing passes; new `fx_passes` modules; pattern pa
 constant or an f-string; `@register_graph_pattern` into a new pass dict; observers; passes handed
 to a run-and-log helper, listed in a pass list, wrapped in `functools.partial`, imported under an
 alias or called through a module attribute; a comms reorder pass usable by name; hooks installed
-through `config.patch(...)` (keyword and dict) and functorch's `joint_custom_pass`; config keys of
+through `config.patch(...)` (keyword and dict) and functorch's `joint_custom_pass`; hook keys
+not written whole (`setattr(config, "post_grad_" + "custom_pre_pass", f)`, an implicitly
+concatenated `patch` dict key, `setattr` looping over a tuple of hook keys, functorch's
+`__dict__["_".join([...])]`, and an f-string key from a parameter, which is LG006); config keys of
 every shape (digits, env-var defaults, nested and new nested classes, `Optional[Callable]` hooks,
 lists of passes, `Literal` modes, keys under `if`), in both config modules.
 
