@@ -137,7 +137,8 @@ def _main(argv: list[str]) -> int:
     except RegistryError as exc:
         print(escape_text(f"lite_guard: {exc}"), file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # workers are stopped on the way out; nothing half-written stays
+        print(f"lite_guard {args.command}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -238,7 +238,7 @@ def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.Popen, set[in
     slow = "a = 1\n" * 150_000 + REAL_PASS
     root = hostile_tree(tmp_path, {"slow_a.py": slow, "slow_b.py": slow})
     run = subprocess.Popen([str(BIN / "lite_guard"), "check", "--no-project", "--registry",
-                            str(VOCABULARY), "--no-cache", "--jobs", "2", "."], cwd=root,
+                            str(VOCABULARY), "--jobs", "2", "."], cwd=root,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
     deadline = time.monotonic() + BOUND
@@ -468,3 +468,14 @@ def test_the_project_registry_named_again_on_the_command_line_is_loaded_once(tmp
     result = lite_guard("check", "--registry", "./reg.toml", cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[-1] == "0 finding(s)"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_mid_run_is_one_line_exit_130_and_leaves_no_record(tmp_path):
+    run, workers, stdout, stderr = _interrupted_run(tmp_path, signal.SIGINT)
+    assert run.returncode == 130
+    assert stderr.decode().splitlines() == ["lite_guard check: interrupted"]
+    assert stdout == b""
+    time.sleep(0.5)
+    assert not [pid for pid in workers if _alive(pid)]
+    assert not list((tmp_path / "cache").glob("lint-v3/run-*.json"))
