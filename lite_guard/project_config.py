@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -29,6 +31,9 @@ def find_pyproject(start: str | Path | None = None) -> Path | None:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             return candidate
+        if os.path.lexists(candidate):  # not skipped for a parent's: that is another project
+            raise RegistryError(candidate, 0, "pyproject.toml is not a regular file (a directory,"
+                                " FIFO, device or dangling link); make it a file or remove it")
     return None
 
 
@@ -38,9 +43,10 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     if pyproject is None:
         return ProjectConfig()
     try:
-        text = pyproject.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is no error
+        text = _read_bounded(pyproject).decode("utf-8-sig")  # a BOM (Windows editors) is fine
     except (OSError, UnicodeDecodeError) as exc:
-        raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {exc}") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {reason}") from None
     held = _READ.get(pyproject)
     if held is not None and held[0] == text:  # the same text: the same settings (every compile asks)
         return held[1]
@@ -93,6 +99,26 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     _READ.clear()
     _READ[pyproject] = (text, config)
     return config
+
+
+_MAX_PYPROJECT_BYTES = 16 << 20
+
+
+def _read_bounded(path: Path) -> bytes:
+    """Bounded and never blocking: a pyproject.toml swapped for a FIFO or a link to /dev/zero
+    since find_pyproject looked is refused, not waited on or read forever. (The registry reader
+    does the same; it imports this module, so this one cannot import it.)"""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        data = os.read(fd, _MAX_PYPROJECT_BYTES + 1)  # a regular file: read whole at once
+        if len(data) > _MAX_PYPROJECT_BYTES:
+            raise OSError(0, f"over {_MAX_PYPROJECT_BYTES} bytes, not a pyproject.toml")
+        return data
+    finally:
+        os.close(fd)
 
 
 # The last pyproject.toml read: its text and settings (ProjectConfig is frozen: shared safely).

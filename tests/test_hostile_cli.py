@@ -479,3 +479,20 @@ def test_ctrl_c_mid_run_is_one_line_exit_130_and_leaves_no_record(tmp_path):
     time.sleep(0.5)
     assert not [pid for pid in workers if _alive(pid)]
     assert not list((tmp_path / "cache").glob("lint-v3/run-*.json"))
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "directory"])
+def test_a_pyproject_that_is_not_a_file_is_one_line_not_the_parents(tmp_path, kind):
+    """A pyproject.toml that is no regular file was skipped, and the search went on to a parent
+    folder's pyproject.toml: another project's settings (paths, registries) silently applied."""
+    (tmp_path / "pyproject.toml").write_text('[tool.lite_guard]\npaths = ["elsewhere"]\n')
+    root = hostile_tree(tmp_path)
+    if kind == "directory":
+        (root / "pyproject.toml").mkdir()
+    else:
+        (root / "pyproject.toml").symlink_to("/dev/zero")
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"lite_guard: {root / 'pyproject.toml'}:0: pyproject.toml is not a regular file (a"
+        " directory, FIFO, device or dangling link); make it a file or remove it"]
