@@ -130,7 +130,7 @@ def first_difference(operands: list[torch.Tensor], want: torch.Tensor, got: torc
 
     a, b = bits(want).reshape(-1), bits(got).reshape(-1)
     i = int((a != b).nonzero()[0])
-    return (f"{int((a != b).sum())} of {a.numel()} outputs differ, e.g. inputs"
+    return (f"in one chunk, {int((a != b).sum())} of {a.numel()} outputs differ, e.g. inputs"
             f" ({', '.join(_hex(t.reshape(-1)[i]) for t in operands)}): ATen {_hex(want.reshape(-1)[i])},"
             f" Inductor {_hex(got.reshape(-1)[i])}")
 
