@@ -182,8 +182,21 @@ class Vocabulary:
 
     @functools.cached_property
     def fragment_runs(self) -> tuple[str, ...]:
-        """Every key fragment holds one of these (its first two parts): cheap substring tests."""
-        return tuple(sorted({"_".join(f.strip("_").split("_")[:2]) for f in self.key_fragments}))
+        """Every key fragment holds one of these: a part of six letters or more that some runs
+        of two parts share (``custom``, ``fusion``), else the run itself (``post_pass``). Few,
+        rare substrings: the prefilter tests them on every file."""
+        runs = {"_".join(f.strip("_").split("_")[:2]) for f in self.key_fragments}
+        found: set[str] = set()
+        while runs:
+            counts = collections.Counter(p for run in runs for p in set(run.split("_"))
+                                         if len(p) >= 6)
+            if not counts:
+                found |= runs
+                break
+            part = max(counts, key=lambda p: (counts[p], len(p), p))
+            found.add(part)
+            runs = {run for run in runs if part not in run.split("_")}
+        return tuple(sorted(found))
 
     def may_store_dynamically(self, text: str, module: str) -> bool:
         """Might this source store into a config module under a computed or split key? It holds

@@ -230,7 +230,14 @@ class Prefilter:
 
         # Bytes any such file holds (a plain ASCII/UTF-8 file: the text's own substrings; a
         # file with another coding is parsed anyway, Scan.opaque).
-        self.cheap_words = tuple(w.encode() for w in (*STORE_WORDS, *vocab.fragment_runs))
+        self.fragment_runs = tuple(w.encode() for w in vocab.fragment_runs)
+        self.fragments = frozenset(w.encode() for w in vocab.key_fragments)
+        # every fragment holds one of its first two parts joined (the index tests these too)
+        self.runs = tuple(sorted({"_".join(f.strip("_").split("_")[:2]).encode()
+                                  for f in vocab.key_fragments}))
+        self.store_words = tuple(w.encode() for w in sorted(STORE_WORDS) if w != "__setattr__")
+        self.config_words = tuple(w.encode() for w in vocab.config_words)
+        self.config_packages = tuple(vocab.config_packages)
 
     def seeded(self, path: str, module: str, scan: Scan) -> bool:
         """Must this file be parsed whatever the rest of the tree holds?"""
@@ -243,10 +250,20 @@ class Prefilter:
 
     def _may_store_dynamically(self, module: str, scan: Scan) -> bool:
         """The index's own test (Vocabulary.may_store_dynamically) on the file's text, so the
-        two agree on which files are read whole."""
-        if not any(word in scan.data for word in self.cheap_words):
-            return False  # neither a store form nor a fragment of a hook key, as bytes
-        text = _decoded(scan.data)
+        two agree on which files are read whole. Its necessary conditions first, as bytes: a
+        piece of a split hook key, or a config module's package word (or being in that package)
+        and a store form's name; only a file passing them is decoded."""
+        data = scan.data
+        fragment = any(part in data for part in self.fragment_runs) \
+            and any(run in data for run in self.runs) \
+            and (not (scan.plain and data.isascii()) or not scan.words.isdisjoint(self.fragments))
+        if not fragment:
+            if not (any(word in data for word in self.config_words) or any(
+                    module == p or module.startswith(p + ".") for p in self.config_packages)):
+                return False
+            if not any(word in data for word in self.store_words):
+                return False
+        text = _decoded(data)
         return text is None or self.plan.vocab.may_store_dynamically(text, module)
 
     def must_parse(self, path: str, module: str, data: bytes, check_syntax: bool = True) -> bool:
