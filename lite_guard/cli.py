@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 from importlib.metadata import EntryPoint, entry_points
@@ -106,11 +107,17 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         if exc.filename:
             line = f"{os.fsdecode(exc.filename)!r}: {exc.strerror or exc}; check the path and its permissions"
-        else:
+        elif exc.errno in _OUTPUT_ERRORS:
             line = f"cannot write the output: {exc.strerror or exc}; free space or write it elsewhere"
+        else:  # e.g. no process could be started for the workers (EAGAIN)
+            line = f"the system refused: {exc.strerror or exc}; free resources and run again"
         with contextlib.suppress(OSError):
             print(f"lite_guard: {line}", file=sys.stderr)
         return EXIT_USAGE
+
+
+# What writing to stdout fails with: a full disk or quota, an I/O error, a file too large.
+_OUTPUT_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
 
 
 def _silence_stdout() -> None:
