@@ -254,8 +254,8 @@ def _print_summary(args, registry, report, problems, findings, errors, started) 
     for error in errors:
         print(f"lite_guard check: {formats.escape_text(error)}", file=sys.stderr)
     files = ", ".join(str(p) for p in registry.files) or "none"
-    print(f"registries: {len(registry.passes)} passes, {len(registry.configs)} configs"
-          f" from {len(registry.files)} file(s): {files}", file=sys.stderr)
+    print(formats.escape_text(f"registries: {len(registry.passes)} passes, {len(registry.configs)}"
+                              f" configs from {len(registry.files)} file(s): {files}"), file=sys.stderr)
     if report:
         print(f"linted {report.files} file(s) ({report.parsed} parsed, {report.cached} cached)"
               f" in {time.perf_counter() - started:.2f}s", file=sys.stderr)

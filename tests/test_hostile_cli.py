@@ -496,3 +496,13 @@ def test_a_pyproject_that_is_not_a_file_is_one_line_not_the_parents(tmp_path, ki
     assert result.stderr.splitlines() == [
         f"lite_guard: {root / 'pyproject.toml'}:0: pyproject.toml is not a regular file (a"
         " directory, FIFO, device or dangling link); make it a file or remove it"]
+
+
+def test_the_registries_summary_line_escapes_a_registry_file_name(tmp_path):
+    root = hostile_tree(tmp_path)
+    odd = tmp_path / "v\x1b[2J\n.toml"
+    odd.write_bytes(VOCABULARY.read_bytes())
+    result = lite_guard("check", "--no-project", "--registry", str(odd), ".", cwd=root)
+    assert result.returncode == 1
+    (summary,) = [line for line in result.stderr.splitlines() if line.startswith("registries: ")]
+    assert summary.endswith(f"{tmp_path}/v\\x1b[2J\\n.toml") and "\x1b" not in result.stderr
