@@ -161,6 +161,7 @@ def run_fix(args: Any, findings: list[Finding]) -> int:
     import os
     import sys
 
+    from lite_guard.errors import escape_text
     from lite_guard.project_config import load_project_config
 
     project = None if getattr(args, "no_project", False) else load_project_config()
@@ -169,18 +170,20 @@ def run_fix(args: Any, findings: list[Finding]) -> int:
                            [Path(p) for p in getattr(args, "registry", [])],
                            project.pyproject if project else None)
     except FixError as exc:
-        print(f"lite_guard check --fix: {exc}", file=sys.stderr)
+        print(escape_text(f"lite_guard check --fix: {exc}"), file=sys.stderr)
         return 2
     except OSError as exc:  # a read-only or full file system, a directory in the file's place
-        where = os.fsdecode(exc.filename) if exc.filename else "the registry"
+        where = escape_text(os.fsdecode(exc.filename)) if exc.filename else "the registry"
         print(f"lite_guard check --fix: cannot write {where}: {exc.strerror or exc}; make it"
               " writable (or its folder) and run --fix again", file=sys.stderr)
         return 2
     if result.added:
-        print(f"lite_guard check --fix: {'created' if result.created else 'added to'} {result.target}:"
-              f" {len(result.added)} fail-closed entr{'y' if len(result.added) == 1 else 'ies'}"
-              f" ({', '.join(result.added)})", file=sys.stderr)
+        # Names and paths may hold any character: escaped, one line (lite_guard.errors).
+        print(escape_text(f"lite_guard check --fix: {'created' if result.created else 'added to'}"
+                          f" {result.target}: {len(result.added)} fail-closed"
+                          f" entr{'y' if len(result.added) == 1 else 'ies'}"
+                          f" ({', '.join(result.added)})"), file=sys.stderr)
     if result.pyproject_updated:
-        print(f"lite_guard check --fix: listed {result.target.name} in [tool.lite_guard] registries",
-              file=sys.stderr)
+        print(escape_text(f"lite_guard check --fix: listed {result.target.name} in"
+                          " [tool.lite_guard] registries"), file=sys.stderr)
     return 0

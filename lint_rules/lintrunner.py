@@ -22,6 +22,7 @@ import sys
 
 from lint_rules.findings import Finding
 from lint_rules.isolation import Unreadable
+from lite_guard.errors import escape_text
 
 LINTER_CODE = "LITE_GUARD"
 _PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 listed += _paths_file(arg[1:])
             except Unreadable as exc:
-                print(f"lite_guard lintrunner: {arg}: {exc}", file=sys.stderr)
+                print(escape_text(f"lite_guard lintrunner: {arg}: {exc}"), file=sys.stderr)
                 return 2
         else:
             given.append(arg)

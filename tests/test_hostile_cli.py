@@ -506,3 +506,20 @@ def test_the_registries_summary_line_escapes_a_registry_file_name(tmp_path):
     assert result.returncode == 1
     (summary,) = [line for line in result.stderr.splitlines() if line.startswith("registries: ")]
     assert summary.endswith(f"{tmp_path}/v\\x1b[2J\\n.toml") and "\x1b" not in result.stderr
+
+
+def test_fix_prints_an_observer_name_with_escapes_on_one_escaped_line(tmp_path):
+    """A GraphTransformObserver's pass name is any string: --fix printed it raw on stderr."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "obs.py").write_text("from torch.fx.passes.graph_transform_observer import"
+                                 " GraphTransformObserver\n\n\ndef run(gm):\n"
+                                 "    with GraphTransformObserver(gm, 'evil\\x1b[2Jpass'):\n"
+                                 "        pass\n")
+    (tmp_path / "reg.toml").write_text("")
+    result = lite_guard("check", "--fix", "--no-project", "--registry", str(tmp_path / "reg.toml"),
+                        ".", cwd=root)
+    assert result.returncode == 1  # the placeholder why, until a person decides
+    assert f"lite_guard check --fix: added to {tmp_path / 'reg.toml'}: 1 fail-closed entry (pass" \
+           " obs:evil\\x1b[2Jpass)" in result.stderr.splitlines()
+    assert "\x1b" not in result.stderr + result.stdout

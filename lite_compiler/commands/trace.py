@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return escape_text(" ".join(str(exc).split())) or type(exc).__name__
 
 
 class _Report:
@@ -124,7 +124,7 @@ class _Report:
             try:
                 write_text_atomic(args.html_path, render_html(args.script, default, lite, violation))
             except OSError as exc:
-                print(f"lite_guard trace: cannot write {args.html}: {exc.strerror or exc}",
+                print(escape_text(f"lite_guard trace: cannot write {args.html}: {exc.strerror or exc}"),
                       file=sys.stderr)
                 return 2
             if not args.json:
