@@ -422,4 +422,6 @@ def _pack_name(digest: str) -> str | None:
 
 
 def _warn(line: str) -> None:
-    print(line, file=sys.stderr)
+    from lite_guard.errors import escape_text
+
+    print(escape_text(line), file=sys.stderr)  # the cache path is the user's: any character

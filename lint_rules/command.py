@@ -136,6 +136,7 @@ def _cache_in_linted_tree(paths: list[Path]) -> bool:
     its secret with it, and a record MAC'd by that secret vouches for whatever the pull request
     wants. Permissions prove nothing there: git checks files out 0600 under umask 077."""
     from lint_rules.cache import default_cache_dir
+    from lite_guard.errors import escape_text
 
     cache = Path(os.path.realpath(default_cache_dir()))  # symlinks in either cannot dodge it
     controlled: dict[Path, str] = {}  # folder -> what it is
@@ -153,9 +154,9 @@ def _cache_in_linted_tree(paths: list[Path]) -> bool:
                 break
     for folder, what in controlled.items():
         if cache.is_relative_to(folder):
-            print(f"lite_guard: warning: lint cache not used: {cache} is inside {what} {folder},"
-                  " which the code under review controls; set LITE_GUARD_CACHE_DIR outside it",
-                  file=sys.stderr)
+            print(escape_text(f"lite_guard: warning: lint cache not used: {cache} is inside"
+                              f" {what} {folder}, which the code under review controls; set"
+                              " LITE_GUARD_CACHE_DIR outside it"), file=sys.stderr)
             return True
     return False
 
