@@ -171,21 +171,35 @@ class Vocabulary:
         (``"post_grad_" + "custom_post_pass"``, ``f"{stage}_custom_post_pass"``): every run of
         two or more of its ``_``-separated parts, with or without the ``_`` beside it."""
         found = set()
+        # a run that is only a stage's name (post_grad, pre_grad) says nothing of a hook: torch
+        # and pass code write it everywhere
+        stages = {stage for _, _, stage in self.hooks.values()}
         for key in self.hooks:
             parts = key.split("_")
             for i in range(len(parts)):
                 for j in range(i + 2, len(parts) + 1):
                     run = "_".join(parts[i:j]).strip("_")
-                    if run.count("_") and run != key:
+                    if run.count("_") and run != key and run not in stages:
                         found.update((run, f"_{run}", f"{run}_", f"_{run}_"))
         return frozenset(found)
+
+    @functools.cached_property
+    def fragment_pairs(self) -> tuple[str, ...]:
+        """Every key fragment holds one of these: two of its parts joined, not a stage's name."""
+        stages = {stage for _, _, stage in self.hooks.values()}
+        pairs = set()
+        for fragment in self.key_fragments:
+            parts = fragment.strip("_").split("_")
+            joined = ["_".join(parts[i:i + 2]) for i in range(len(parts) - 1)]
+            pairs.add(next((p for p in joined if p not in stages), joined[0]))
+        return tuple(sorted(pairs))
 
     @functools.cached_property
     def fragment_runs(self) -> tuple[str, ...]:
         """Every key fragment holds one of these: a part of six letters or more that some runs
         of two parts share (``custom``, ``fusion``), else the run itself (``post_pass``). Few,
         rare substrings: the prefilter tests them on every file."""
-        runs = {"_".join(f.strip("_").split("_")[:2]) for f in self.key_fragments}
+        runs = set(self.fragment_pairs)
         found: set[str] = set()
         while runs:
             counts = collections.Counter(p for run in runs for p in set(run.split("_"))
@@ -206,7 +220,8 @@ class Vocabulary:
         the prefilter ask exactly this, so they agree on which files are read whole."""
         if not self.hooks:
             return False
-        if any(run in text for run in self.fragment_runs) \
+        if any(part in text for part in self.fragment_runs) \
+                and any(run in text for run in self.fragment_pairs) \
                 and not self.key_fragments.isdisjoint(_WORD.findall(text)):
             return True
         if not any(word in text for word in STORE_WORDS):
