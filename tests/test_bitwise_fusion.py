@@ -48,10 +48,12 @@ def _grads_and_outputs(fn, make_inputs, steps: int = 1):
     """Outputs and input grads of ``steps`` calls of ``fn`` on fresh inputs each."""
     results = []
     for step in range(steps):
+        # With CUDA graphs a replay overwrites the last step's outputs: mark each step, keep copies.
+        torch.compiler.cudagraph_mark_step_begin()
         inputs = make_inputs(step)
         out = fn(*inputs)
         out.float().sum().backward()
-        results.append((out.detach(), *(t.grad for t in inputs if t.requires_grad)))
+        results.append((out.detach().clone(), *(t.grad.clone() for t in inputs if t.requires_grad)))
     return results
 
 

@@ -258,4 +258,8 @@ def test_gpu_fp32_unary_signatures_are_enumerated_on_all_2_to_the_32_patterns():
     rows = _signature_rows()
     unary = {n: r for n, (_, r) in rows.items()
              if any(n.startswith(f"bitwise_fusion aten.{op}.default(float32[2d])") for op in ("exp", "rsqrt", "abs"))}
-    assert unary and all("exhaustive over all 4,294,967,296" in r for r in unary.values()), unary
+    # A signature the stress values already refuse is not enumerated (on the H200: fp32 abs,
+    # a NaN's sign); every other one is enumerated on all 2^32 patterns.
+    enumerated = {n: r for n, r in unary.items() if not r.startswith("signature not bitwise")
+                  or "exhaustive" in r}
+    assert enumerated and all("exhaustive over all 4,294,967,296" in r for r in enumerated.values()), unary
