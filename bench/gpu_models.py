@@ -707,16 +707,18 @@ def markdown(report: dict, flex: dict | None = None) -> str:
            " the same mean, which strict determinism needs):", "", *_table(report, "resnet"), ""]
     out += ["**Bitwise check** (strict determinism; three training steps from the same weights and inputs in"
             " one process; output, loss and every parameter's grad, `torch.equal` against aot_eager):", "",
-            "| model | tensors per step | ours | ours + CUDA graphs | Dynamo `cudagraphs` backend |",
-            "|---|---|---|---|---|"]
+            "| model | tensors per step | ours | ours + CUDA graphs | ours + bitwise fusion + CUDA graphs"
+            " | Dynamo `cudagraphs` backend |",
+            "|---|---|---|---|---|---|"]
     for c in report["checks"]:
         if "error" in c:
-            out.append(f"| {c['model']} | **failed**: {c['error'][:160]} | | | |")
+            out.append(f"| {c['model']} | **failed**: {c['error'][:160]} | | | | |")
             continue
-        cell = (lambda v: "bitwise equal" if c[f"{v}_bitwise_equal_to_aot_eager"]
+        cell = (lambda v: "not checked" if f"{v}_bitwise_equal_to_aot_eager" not in c
+                else "bitwise equal" if c[f"{v}_bitwise_equal_to_aot_eager"]
                 else "differs: " + ", ".join(c[f"{v}_differs"]))
         out.append(f"| {c['model']} | {c['tensors_per_step']} x {c['steps']} steps | {cell('ours')} |"
-                   f" {cell('ours_cudagraphs')} | {cell('cudagraphs_backend')} |")
+                   f" {cell('ours_cudagraphs')} | {cell('ours_fused_cudagraphs')} | {cell('cudagraphs_backend')} |")
     out += ["", "**Goals of issue #13** (this run):", "", *_goals(report)]
     for model in MODELS:
         lines = _kernels(report, model)
