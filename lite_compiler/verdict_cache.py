@@ -75,22 +75,10 @@ class VerdictStore:
     def open(cls) -> VerdictStore | None:
         if os.environ.get(ENV_SWITCH, "1") == "0":
             return None
-        from lite_guard.registry_cache import _private_dir, _secret, default_dir
+        from lite_guard.registry_cache import open_private_dir
 
-        root_fd = _private_dir(default_dir(), None)
-        if root_fd is None:
-            return None
-        try:
-            dir_fd = _private_dir(LAYOUT, root_fd)
-        finally:
-            os.close(root_fd)
-        if dir_fd is None:
-            return None
-        secret = _secret(dir_fd)
-        if secret is None:
-            os.close(dir_fd)
-            return None
-        return cls(dir_fd, secret)
+        opened = open_private_dir(LAYOUT)
+        return cls(*opened) if opened is not None else None
 
     def close(self) -> None:
         os.close(self.dir_fd)

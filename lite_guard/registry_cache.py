@@ -266,6 +266,25 @@ def _publish_secret(dir_fd: int) -> None:
             pass
 
 
+def open_private_dir(layout: str) -> tuple[int, bytes] | None:
+    """(descriptor, secret) of the verified private subdirectory ``layout`` of the user's cache,
+    or None when it cannot be trusted or made (callers then work without a cache)."""
+    root_fd = _private_dir(default_dir(), None)
+    if root_fd is None:
+        return None
+    try:
+        dir_fd = _private_dir(layout, root_fd)
+    finally:
+        os.close(root_fd)
+    if dir_fd is None:
+        return None
+    secret = _secret(dir_fd)
+    if secret is None:
+        os.close(dir_fd)
+        return None
+    return dir_fd, secret
+
+
 class _Store:
     """Entries of one cache directory, every file opened through its verified descriptor."""
 
@@ -274,20 +293,8 @@ class _Store:
 
     @classmethod
     def open(cls) -> _Store | None:
-        root_fd = _private_dir(default_dir(), None)
-        if root_fd is None:
-            return None
-        try:
-            dir_fd = _private_dir(LAYOUT, root_fd)
-        finally:
-            os.close(root_fd)
-        if dir_fd is None:
-            return None
-        secret = _secret(dir_fd)
-        if secret is None:
-            os.close(dir_fd)
-            return None
-        return cls(dir_fd, secret)
+        opened = open_private_dir(LAYOUT)
+        return cls(*opened) if opened is not None else None
 
     def close(self) -> None:
         os.close(self.dir_fd)
