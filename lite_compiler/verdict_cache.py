@@ -21,14 +21,14 @@ a word. ``LITE_GUARD_VERDICT_CACHE=0`` switches it off; ``LITE_GUARD_CACHE_DIR``
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
-import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from lite_guard.registry_cache import AuthenticatedStore
 
 ENV_SWITCH = "LITE_GUARD_VERDICT_CACHE"
 LAYOUT = "bitwise-verdicts-v1"
@@ -65,41 +65,21 @@ def entry_name(key: Any, configs: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode() + b"\0" + _code_digest()).hexdigest()
 
 
-class VerdictStore:
-    """The verdict directory, every file opened through its verified descriptor."""
+class VerdictStore(AuthenticatedStore):
+    """The verdict directory (lite_guard.registry_cache.AuthenticatedStore: verified descriptor,
+    HMAC per entry)."""
 
-    def __init__(self, dir_fd: int, secret: bytes):
-        self.dir_fd, self.secret = dir_fd, secret
+    max_bytes = _MAX_ENTRY_BYTES
 
     @classmethod
     def open(cls) -> VerdictStore | None:
         if os.environ.get(ENV_SWITCH, "1") == "0":
             return None
-        from lite_guard.registry_cache import open_private_dir
-
-        opened = open_private_dir(LAYOUT)
-        return cls(*opened) if opened is not None else None
-
-    def close(self) -> None:
-        os.close(self.dir_fd)
-
-    def _mac(self, name: str, payload: bytes) -> bytes:
-        return hmac.new(self.secret, name.encode("ascii") + b"\0" + payload, hashlib.sha256).digest()
+        return cls.open_layout(LAYOUT)
 
     def get(self, name: str) -> dict[str, Any] | None:
-        try:
-            fd = os.open(f"{name}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                         dir_fd=self.dir_fd)
-        except OSError:
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
-                    or info.st_size > _MAX_ENTRY_BYTES:
-                return None
-            data = handle.read(_MAX_ENTRY_BYTES + 1)
-        mac, payload = data[:32], data[32:]
-        if len(mac) != 32 or not hmac.compare_digest(mac, self._mac(name, payload)):
+        payload = self.read(f"{name}.json", name)
+        if payload is None:
             return None  # not written by us, or damaged: check again
         try:
             entry = json.loads(payload)
@@ -112,16 +92,4 @@ class VerdictStore:
         return entry
 
     def put(self, name: str, entry: Mapping[str, Any]) -> None:
-        payload = json.dumps(dict(entry), sort_keys=True).encode()
-        tmp = f".{name}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600, dir_fd=self.dir_fd)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self._mac(name, payload) + payload)
-            os.replace(tmp, f"{name}.json", src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
-        except OSError:
-            try:
-                os.unlink(tmp, dir_fd=self.dir_fd)
-            except OSError:
-                pass
+        self.write(f"{name}.json", name, json.dumps(dict(entry), sort_keys=True).encode())

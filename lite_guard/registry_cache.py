@@ -285,15 +285,19 @@ def open_private_dir(layout: str) -> tuple[int, bytes] | None:
     return dir_fd, secret
 
 
-class _Store:
-    """Entries of one cache directory, every file opened through its verified descriptor."""
+class AuthenticatedStore:
+    """Entries of one private cache directory, every file opened through its verified descriptor
+    and carrying an HMAC-SHA256 (the user's 0600 secret) over its name and bytes. Shared by the
+    registry cache and lite_compiler's fusion verdict cache."""
+
+    max_bytes = _MAX_ENTRY_BYTES
 
     def __init__(self, dir_fd: int, secret: bytes):
         self.dir_fd, self.secret = dir_fd, secret
 
     @classmethod
-    def open(cls) -> _Store | None:
-        opened = open_private_dir(LAYOUT)
+    def open_layout(cls, layout: str) -> Any:
+        opened = open_private_dir(layout)
         return cls(*opened) if opened is not None else None
 
     def close(self) -> None:
@@ -302,21 +306,53 @@ class _Store:
     def _mac(self, key: str, payload: bytes) -> bytes:
         return hmac.new(self.secret, key.encode("ascii") + b"\0" + payload, hashlib.sha256).digest()
 
-    def get(self, key: str) -> tuple[Registry, dict[str, bool]] | None:
+    def read(self, filename: str, key: str) -> bytes | None:
+        """The payload of ``filename`` if it is ours (regular, the user's, bounded, MAC right)."""
         try:
-            fd = os.open(f"{key}.pickle", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            fd = os.open(filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                          dir_fd=self.dir_fd)
         except OSError:
             return None
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
-                    or info.st_size > _MAX_ENTRY_BYTES:
+                    or info.st_size > self.max_bytes:
                 return None
-            data = handle.read(_MAX_ENTRY_BYTES + 1)
+            data = handle.read(self.max_bytes + 1)
         mac, payload = data[:_MAC_BYTES], data[_MAC_BYTES:]
         if len(mac) != _MAC_BYTES or not hmac.compare_digest(mac, self._mac(key, payload)):
-            return None  # not written by us, or damaged: parse again
+            return None  # not written by us, or damaged: the caller computes it again
+        return payload
+
+    def write(self, filename: str, key: str, payload: bytes) -> bool:
+        """Write ``filename`` atomically (temporary file, then rename); False if it could not."""
+        tmp = f".{key}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o600, dir_fd=self.dir_fd)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(self._mac(key, payload) + payload)
+            os.replace(tmp, filename, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        except OSError:
+            try:
+                os.unlink(tmp, dir_fd=self.dir_fd)
+            except OSError:
+                pass
+            return False
+        return True
+
+
+class _Store(AuthenticatedStore):
+    """The registry entries."""
+
+    @classmethod
+    def open(cls) -> _Store | None:
+        return cls.open_layout(LAYOUT)
+
+    def get(self, key: str) -> tuple[Registry, dict[str, bool]] | None:
+        payload = self.read(f"{key}.pickle", key)
+        if payload is None:
+            return None
         collecting = gc.isenabled()
         gc.disable()  # ~10,000 new objects: the collector would walk them 5-10 times meanwhile
         try:
@@ -341,18 +377,7 @@ class _Store:
             payload = _dumps(reg, answers)
         except Exception:  # a value pickle cannot hold: this registry is simply not cached
             return
-        tmp = f".{key}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600, dir_fd=self.dir_fd)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self._mac(key, payload) + payload)
-            os.replace(tmp, f"{key}.pickle", src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
-        except OSError:
-            try:
-                os.unlink(tmp, dir_fd=self.dir_fd)
-            except OSError:
-                pass
+        if not self.write(f"{key}.pickle", key, payload):
             return
         self._prune(keep=f"{key}.pickle")
 
