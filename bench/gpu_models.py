@@ -72,7 +72,7 @@ CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cud
                       "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs",
                       "ours_layers_fused_cudagraphs", "ours_proven_fused_cudagraphs"}
 # Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
-PROFILED = {"aot_eager", "inductor", "ours_cudagraphs", "ours_regions_cudagraphs",
+PROFILED = {"aot_eager", "inductor", "ours_fused", "ours_cudagraphs", "ours_regions_cudagraphs",
             "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs"}
 # The device: "cuda" for measurements; GPU_MODELS_DEVICE=cpu (with --tiny) smoke-tests the harness.
 DEVICE = os.environ.get("GPU_MODELS_DEVICE", "cuda")
@@ -286,15 +286,24 @@ def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
         category = next((c for c, keys in KERNEL_CATEGORIES if any(k in name for k in keys)), "other")
         duration = event.time_range.elapsed_us()
         by_category[category] = by_category.get(category, 0.0) + duration
-        top[event.name[:90]] = top.get(event.name[:90], 0.0) + duration
+        top[event.name[:160]] = top.get(event.name[:160], 0.0) + duration
         count += 1
         busy_us += duration
         first = event.time_range.start if first is None else min(first, event.time_range.start)
         last = event.time_range.end if last is None else max(last, event.time_range.end)
+    # Which ATen ops the kernel time belongs to (self device time; without CUDA graphs only,
+    # a replay launches no op from Python). GPU_PROFILE_TOP widens both top lists.
+    keep = int(os.environ.get("GPU_PROFILE_TOP", "12"))
+    ops = {}
+    for average in prof.key_averages():
+        device_us = getattr(average, "self_device_time_total", 0.0) or 0.0
+        if average.key.startswith("aten::") and device_us > 0:
+            ops[average.key] = device_us
     return {"kernels": count, "busy_ms": round(busy_us / 1e3, 3),
+            "top_aten_ops_ms": {k: round(v / 1e3, 3) for k, v in sorted(ops.items(), key=lambda kv: -kv[1])[:keep]},
             "span_ms": round((last - first) / 1e3, 3) if count else 0.0,
             "by_category_ms": {k: round(v / 1e3, 3) for k, v in sorted(by_category.items(), key=lambda kv: -kv[1])},
-            "top_kernels_ms": {k: round(v / 1e3, 3) for k, v in sorted(top.items(), key=lambda kv: -kv[1])[:12]}}
+            "top_kernels_ms": {k: round(v / 1e3, 3) for k, v in sorted(top.items(), key=lambda kv: -kv[1])[:keep]}}
 
 
 def _sync() -> None:
