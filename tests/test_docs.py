@@ -75,15 +75,110 @@ def test_every_subcommand_is_documented_in_the_readme():
     assert {c for c in commands if f"lite_guard {c}" not in readme} == set()
 
 
-def test_every_cpu_section_of_benchmarks_has_a_script_that_rewrites_it():
-    # `make bench` (bench/run_all.py) reruns every bench script with --write; a CPU section no
-    # script owns would silently go stale.
-    sections = re.findall(r"^## (.+)$", (REPO / "BENCHMARKS.md").read_text(encoding="utf-8"), re.M)
-    cpu = [s for s in sections if not re.search(r"GPU|H200|NCCL|CUDA", s)]
-    scripts = [p.read_text(encoding="utf-8") for p in (REPO / "bench").glob("*.py")
-               if not p.name.startswith("gpu_") and '"--write"' in p.read_text(encoding="utf-8")]
-    orphans = [s for s in cpu if not any(f'"{s}"' in text for text in scripts)]
-    assert cpu and orphans == [], f"BENCHMARKS.md sections no bench script writes: {orphans}"
+def _bench_provenance():
+    import sys
+
+    if "bench_provenance" not in sys.modules:  # (dataclasses look their module up there)
+        spec = importlib.util.spec_from_file_location("bench_provenance",
+                                                      REPO / "bench" / "provenance.py")
+        sys.modules["bench_provenance"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["bench_provenance"])
+    return sys.modules["bench_provenance"]
+
+
+def test_every_benchmarks_section_names_its_command_and_a_commit_of_this_repository():
+    # Issue #13: a number without the command and the code that produced it cannot be checked.
+    provenance = _bench_provenance()
+    found = provenance.sections((REPO / "BENCHMARKS.md").read_text(encoding="utf-8"))
+    assert found, "BENCHMARKS.md has no ## sections"
+    missing = [s.title for s in found if not s.runs]
+    assert missing == [], f"sections with no 'Measured: `command` at commit `sha`' line: {missing}"
+    unknown = [f"{s.title}: {run['commit']}" for s in found for run in s.runs
+               if provenance.git("cat-file", "-e", f"{run['commit']}^{{commit}}").returncode != 0]
+    assert unknown == [], f"sections naming commits this repository does not have: {unknown}"
+
+
+def test_every_cpu_section_of_benchmarks_has_a_script_that_reruns_it():
+    # `make bench` (bench/run_all.py) reruns every CPU section's script with --write; a section
+    # no script owns would silently go stale.
+    provenance = _bench_provenance()
+    found = provenance.sections((REPO / "BENCHMARKS.md").read_text(encoding="utf-8"))
+    orphans = [s.title for s in found if provenance.owner(s.title) is None]
+    assert orphans == [], f"BENCHMARKS.md sections no bench script writes: {orphans}"
+    cannot_rerun = [s.title for s in found if not s.gpu and not provenance.owner(s.title).writes]
+    assert cannot_rerun == [], f"CPU sections whose script has no --write: {cannot_rerun}"
+
+
+def _git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_script_exercises(tmp_path):
+    provenance = _bench_provenance()
+    repo = tmp_path
+    (repo / "bench").mkdir()
+    (repo / "lite_compiler").mkdir()
+    (repo / "lint_rules").mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.entry-points."lite_guard.commands"]\n'
+        'check = "lint_rules.command:register"\n')
+    (repo / "lite_compiler" / "__init__.py").write_text("A = 1\n")
+    (repo / "lint_rules" / "command.py").write_text("B = 1\n")
+    (repo / "bench" / "helper.py").write_text("C = 1\n")
+    (repo / "bench" / "speed.py").write_text(
+        'import lite_compiler\nfrom bench import helper\nSECTION = "Speed"\n'
+        'ARGS = ["--write"]\n')
+    (repo / "bench" / "lint.py").write_text(
+        'import sys\nCMD = [sys.executable, "-m", "lite_guard", "check"]\n'
+        'SECTION = "Lint"\nARGS = ["--write"]\n')
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "measured")
+    measured = _git(repo, "rev-parse", "--short", "HEAD")
+    (repo / "BENCHMARKS.md").write_text(
+        f"# B\n\n## Speed\n\nMeasured: `python bench/speed.py --write` at commit `{measured}`.\n"
+        f"\n## Lint\n\nMeasured: `python bench/lint.py --write` at commit `{measured}`.\n")
+
+    def stale() -> dict[str, bool]:
+        return {v.section.title: v.stale for v in provenance.verdicts(repo)}
+
+    assert stale() == {"Speed": False, "Lint": False}
+    (repo / "lint_rules" / "command.py").write_text("B = 2\n")  # reached through the CLI only
+    _git(repo, "commit", "-qam", "lint change")
+    assert stale() == {"Speed": False, "Lint": True}
+    (repo / "bench" / "helper.py").write_text("C = 2\n")  # reached through an import
+    _git(repo, "commit", "-qam", "helper change")
+    verdicts = {v.section.title: v for v in provenance.verdicts(repo)}
+    assert verdicts["Speed"].stale and "helper change" in verdicts["Speed"].why
+    assert "bench/helper.py" in verdicts["Speed"].paths and "lite_compiler" in verdicts["Speed"].paths
+
+
+def test_replace_section_writes_the_command_and_the_commit_that_measured(tmp_path):
+    import subprocess
+    import sys
+
+    repo = tmp_path
+    (repo / "bench").mkdir()
+    for name in ("markdown_section.py", "provenance.py"):
+        (repo / "bench" / name).write_text((REPO / "bench" / name).read_text())
+    (repo / "bench" / "speed.py").write_text(
+        "import sys\nsys.path.insert(0, sys.argv[1])\nfrom bench.markdown_section import replace_section\n"
+        "from pathlib import Path\nreplace_section(Path(sys.argv[1]) / 'BENCHMARKS.md', 'Speed', '| 1 s |')\n")
+    (repo / "BENCHMARKS.md").write_text("# B\n\n## Speed\n\nold numbers\n\n## Other\n\nkept\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "c")
+    head = _git(repo, "rev-parse", "--short", "HEAD")
+    subprocess.run([sys.executable, "bench/speed.py", str(repo), "--fast"], cwd=repo, check=True,
+                   env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    text = (repo / "BENCHMARKS.md").read_text()
+    section = _bench_provenance().sections(text)[0]
+    assert [(r["command"], r["commit"]) for r in section.runs] == [
+        (f".venv/bin/python bench/speed.py {repo} --fast", head)]
+    assert "old numbers" not in text and "| 1 s |" in text and "kept" in text
 
 
 RANGE_TEXT = re.compile(r"\b2\.\d+(?:\.\d+)?\s*(?:-|–|to|through)\s*2\.\d+\b")
