@@ -78,6 +78,8 @@ PROFILED = {"aot_eager", "inductor", "ours_fused", "ours_cudagraphs", "ours_regi
 DEVICE = os.environ.get("GPU_MODELS_DEVICE", "cuda")
 MODELS = ("llama", "resnet")
 SECTION = "GPU: real models, one training step (H200)"
+# What the section measures beyond this script's imports (bench/provenance.py: staleness).
+MEASURES = ("bench/gpu_session.sh", "bench/gpu_flex_attention.py", "bench/gpu_graph_breaks.py")
 LLAMA = dict(layers=4, hidden=1024, heads=16, kv_heads=8, batch=4, seq=1024)
 RESNET = dict(batch=64, size=224, classes=1000)
 if os.environ.get("GPU_MODELS_TINY"):  # --tiny: a smoke run of the harness, not a measurement
@@ -518,7 +520,14 @@ def main() -> int:
         from bench.markdown_section import replace_section
 
         loaded = [json.loads(Path(path).read_text()) for path in args.markdown]
-        body = markdown_runs(loaded) + "\n\n" + (Path(__file__).parent / "gpu_models_notes.md").read_text()
+        # Provenance: the commits the results files say they measured, not this checkout's HEAD.
+        commits = dict.fromkeys(r["commit"].split()[0] for r in loaded
+                                if isinstance(r, dict) and r.get("commit"))
+        measured = "\n".join(f"Measured: `GPU_BENCH_COMMIT={c} OUT=results bash bench/gpu_session.sh`"
+                             f" at commit `{c}` (rendered by `python bench/gpu_models.py --markdown`)."
+                             for c in commits)
+        body = (measured + "\n\n" + markdown_runs(loaded) + "\n\n"
+                + (Path(__file__).parent / "gpu_models_notes.md").read_text())
         replace_section(Path(__file__).parent.parent / "BENCHMARKS.md", SECTION, body)
         return 0
     if args.worker or args.check_worker:

@@ -214,7 +214,11 @@ def write_section(rows: list[dict], flags: str, measured: str) -> None:
         lines.append(f"| {r['model']} | {r['guard_own_cpu_share_median'] * 100:.2f}% |"
                      f" {r['guard_own_share_median'] * 100:.2f}% | {r['ab_delta_cpu_share'] * 100:+.1f}% |"
                      f" {r['step_on_ms']:.3f} / {r['step_off_ms']:.3f} | {r['ledger_rows']} |")
-    replace_section(ROOT / "BENCHMARKS.md", SECTION, "\n".join(lines))
+    # Rendering a saved run: the provenance line names that run's commit, not HEAD.
+    rendered = flags.startswith("--json ")
+    replace_section(ROOT / "BENCHMARKS.md", SECTION, "\n".join(lines), measured=(
+        f"Measured: `.venv/bin/python bench/guard_overhead.py --write` at commit `{measured}`"
+        f" (rendered from {flags.split()[-1]})." if rendered else None))
 
 
 if __name__ == "__main__":

@@ -143,9 +143,28 @@ def _cell(result: dict | None, reference_only: bool = False) -> str:
     return text.replace("|", "\\|")
 
 
+def measured_lines(data: dict) -> list[str]:
+    """One provenance line per commit the rows were measured at (bench/provenance.py reads
+    them): rows kept by --update from an earlier run keep their own commit and command."""
+    by_commit: dict[str, list[str]] = {}
+    for result in data["results"]:
+        by_commit.setdefault(result.get("commit") or data["meta"]["commit"], []).append(result["model"])
+    lines = []
+    for commit, models in by_commit.items():
+        sha, _, note = commit.partition(" ")
+        command = (data["meta"]["command"] if len(by_commit) == 1 else
+                   "python bench/real_models.py --models " + " ".join(
+                       f"'{m}'" for m in models) + f" --device {data['meta']['device']}")
+        lines.append(f"Measured: `{command}` at commit `{sha}`"
+                     + (f" {note.strip('()')}" if note else "") + f" ({len(models)} model(s)).")
+    return lines
+
+
 def render(data: dict) -> str:
     meta = data["meta"]
     lines = [
+        *measured_lines(data),
+        "",
         f"Command: `{meta['command']}` on commit {meta['commit']}; torch {meta['torch']}, device"
         f" {meta['device']} ({meta['machine']}); "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
