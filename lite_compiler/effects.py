@@ -297,16 +297,72 @@ def _value_numbers(graph: Any, inputs: dict[str, Any] | None = None) -> dict[Any
     import torch
 
     numbers: dict[Any, Any] = {}
+    wrappers = _rng_wrappers()
+    replays = _replay_candidates(inputs)
     for node in graph.nodes:
         if node.op != "call_function":
             known = (inputs or {}).get(node.name)
             numbers[node] = known if known is not None else (node.op, node.name)
+            continue
+        replayed = _replayed_rng_value(node, numbers, wrappers, replays)
+        if replayed is not None:
+            numbers[node] = replayed
             continue
         args = _arg_key((node.args, node.kwargs), lambda n: str(numbers[n]))
         tags = getattr(node.target, "tags", ())
         seeded = torch.Tag.nondeterministic_seeded in tags if tags else False
         numbers[node] = hash((_target_name(node.target), args, node.name if seeded else ""))
     return numbers
+
+
+# Activation checkpointing (torch.utils.checkpoint) with a random op among the recomputed ones:
+# the partitioner (aot_eager's too) wraps the op as run_and_save_rng_state(op, *args) in the
+# forward and run_with_rng_state(state, op, *args) in the backward, so the recomputation draws
+# the same numbers (partitioners.functionalize_rng_ops). Both compute op(*args) of a random op
+# of the joint graph, whose node (and name) is gone: the joint offers each random op under its
+# target and inputs (joint_before_partition), and the k-th replay of one such key in a graph
+# gets the k-th joint op's number. A replay that matches no joint random op stays unmatched.
+_REPLAY = " (replayed)"
+_RNG_STATE = "rng state"
+
+
+def _rng_wrappers() -> tuple[Any, Any]:
+    from torch._prims import rng_prims
+
+    return rng_prims.run_and_save_rng_state, rng_prims.run_with_rng_state
+
+
+def _rng_key(op: Any, args: tuple, kwargs: dict, numbers: dict[Any, Any]) -> int:
+    return hash((_target_name(op), _arg_key((tuple(args), kwargs), lambda n: str(numbers[n]))))
+
+
+def _replay_candidates(inputs: dict[str, Any] | None) -> dict[int, list[Any]]:
+    """Random-op key -> the joint numbers of the ops with that key, in joint order."""
+    found: dict[int, list[Any]] = {}
+    for name, value in (inputs or {}).items():
+        if name.endswith(_REPLAY):
+            found.setdefault(value[1], []).append(inputs.get(name[: -len(_REPLAY)]))
+    return found
+
+
+def _replayed_rng_value(node: Any, numbers: dict[Any, Any], wrappers: tuple[Any, Any],
+                        replays: dict[int, list[Any]]) -> Any:
+    """The value of a node of the partitioner's rng functionalization, else None: the joint
+    random op it replays (for the saved state and the pair: a bookkeeping value tied to it)."""
+    import operator
+
+    save, replay = wrappers
+    if node.target is save or node.target is replay:
+        op, args = (node.args[0], node.args[1:]) if node.target is save else (node.args[1], node.args[2:])
+        key = _rng_key(op, args, node.kwargs, numbers)
+        candidates = replays.get(key)
+        value = candidates.pop(0) if candidates else ("unmatched replay", key)
+        return (_RNG_STATE + " pair", value) if node.target is save else value
+    if node.target is operator.getitem and isinstance(node.args[0], _Node) \
+            and node.args[0].target is save:
+        pair = numbers[node.args[0]]
+        return pair[1] if node.args[1] == 1 else (_RNG_STATE, pair[1])
+    return None
 
 
 def joint_before_partition(joint: Any) -> dict[str, Any] | None:
@@ -319,7 +375,13 @@ def joint_before_partition(joint: Any) -> dict[str, Any] | None:
         return None
     state.verify(joint_graph, "aot", "the partitioner")
     numbers = _value_numbers(joint_graph)
-    return {node.name: number for node, number in numbers.items()}
+    values = {node.name: number for node, number in numbers.items()}
+    for node in joint_graph.nodes:  # random ops the partitioner may replay (_replayed_rng_value)
+        tags = getattr(node.target, "tags", ()) if node.op == "call_function" else ()
+        if tags and torch.Tag.nondeterministic_seeded in tags:
+            values[node.name + _REPLAY] = ("replay key", _rng_key(node.target, node.args,
+                                                                   node.kwargs, numbers))
+    return values
 
 
 def check_partition(joint_values: dict[str, Any] | None, outputs: Any) -> None:
@@ -334,6 +396,8 @@ def check_partition(joint_values: dict[str, Any] | None, outputs: Any) -> None:
             continue
         # A backward input saved from the forward is named after the joint node it holds.
         for node, number in _value_numbers(graph, joint_values).items():
+            if isinstance(number, tuple) and number[0].startswith(_RNG_STATE):
+                number = number[1]  # the state saved for a replayed random op: that op's value
             if node.op == "call_function" and number not in computed:
                 what = ("is not in the joint graph" if node.name not in joint_values else
                         "computes something else than the joint graph's node of that name")
