@@ -187,7 +187,7 @@ def test_a_second_process_reads_the_verdicts_back_and_compiles_no_check_and_a_fo
     entries = sorted((tmp_path / "cache" / LAYOUT).glob("*.json"))
     assert len(entries) == len(first)
 
-    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     second = _child(env)
     assert second["checks"] == []  # no check compiled, nothing enumerated
     assert second["rows"].keys() == first.keys()
