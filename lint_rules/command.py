@@ -100,16 +100,73 @@ def _limits(args: argparse.Namespace):
     return limits
 
 
+def _config_ref(text: str) -> tuple[str, str]:
+    """``gated_by`` / ``when`` text -> (config module, dotted key); no module means Inductor's."""
+    module, _, key = text.rpartition(":")
+    return module or "inductor", key
+
+
 def registry_findings(registry: Registry) -> list[str]:
     """Cross-entry contradictions the per-file loader cannot see: a pass the registry says must
     always run in lite mode, gated by a config the registry switches off in lite mode."""
-    forced_off = {c.key for c in registry.configs if c.lite_value is False}
+    forced_off = {(c.module, c.key) for c in registry.configs if c.lite_value is False}
     return [
         f"{entry.origin}:{entry.line}: pass '{entry.name}' is lite = \"always\" but its gate"
         f" '{key}' is forced off in lite mode; mark the pass lite = \"never\" or fix the config"
         for entry in registry.passes if entry.lite == "always"
-        for key in entry.gated_by if key in forced_off
+        for key in entry.gated_by if _config_ref(key) in forced_off
     ]
+
+
+def check_config_references(registry: Registry) -> None:
+    """Every ``gated_by`` and ``when`` key names a config some registry classifies (any torch
+    release): a key in no inventory gates nothing, so the entry says something false about when
+    its pass runs. Raises ``RegistryError`` at the field (exit 2)."""
+    from lite_guard.errors import RegistryError
+    from lite_guard.registry import CONFIG_MODULES
+
+    known = {(c.module, c.key) for c in registry.configs}
+    inventoried = {module for module, _ in known}
+    for entry in registry.passes:
+        for field, keys in (("gated_by", entry.gated_by), ("when", (entry.when,) if entry.when else ())):
+            for text in keys:
+                module, key = _config_ref(text)
+                parts = key.split(".")
+                # "triton.cudagraphs" is a key; "post_grad_fusion_options.x" a dict option's entry
+                if module in inventoried and any((module, ".".join(parts[:n])) in known
+                                                 for n in range(len(parts), 0, -1)):
+                    continue
+                if module not in CONFIG_MODULES:
+                    what = (f"its module '{module}' is not a config module (write"
+                            f" {' or '.join(repr(m + ':key') for m in CONFIG_MODULES)})")
+                elif module not in inventoried:
+                    continue  # no registry in use classifies that module's keys: nothing to ask
+                else:
+                    what = f"no registry classifies the {module} config key '{key}'"
+                    if module == "inductor" and any(k == key for _, k in known):
+                        what += " (functorch's has it: write 'functorch:" + key + "')"
+                raise RegistryError(entry.origin, _field_line(entry, field),
+                                    f"pass '{entry.name}' {field} '{text}': {what}; name a key of"
+                                    " torch's config the registry classifies, or remove it")
+
+
+def _field_line(entry, field: str) -> int:
+    """The line of ``field`` in the entry's table (the entry's own line if not found)."""
+    import re
+
+    from lite_guard.registry import read_regular_file
+
+    try:
+        lines = read_regular_file(Path(entry.origin)).decode("utf-8", "replace").splitlines()
+    except Exception:  # noqa: BLE001  (only the line number is at stake)
+        return entry.line
+    pattern = re.compile(rf"\s*{field}\s*=")
+    for number in range(entry.line, len(lines)):
+        if lines[number].lstrip().startswith("[["):
+            break
+        if pattern.match(lines[number]):
+            return number + 1
+    return entry.line
 
 
 def installed_torch_trees() -> list[Path]:
@@ -167,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
     for stream in (sys.stdout, sys.stderr):  # a path may hold any byte: never crash printing it
         stream.reconfigure(errors="backslashreplace")
     registry = load_registry(args)
+    check_config_references(registry)
     from lint_rules.fix import placeholder_whys
 
     problems = registry_findings(registry) + placeholder_whys(registry)

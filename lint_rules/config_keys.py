@@ -26,6 +26,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from lint_rules.index import source_lines
+
 TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none", "any")
 CONFIG_MODULES = {"inductor": ("_inductor", "config.py"), "functorch": ("_functorch", "config.py")}
 
@@ -60,7 +62,7 @@ def config_module_of(path: str | PurePath) -> str:
 def config_keys(source: str) -> list[ConfigKey]:
     """Every key the config module ``source`` defines, in source order."""
     tree = ast.parse(source)
-    lines = source.splitlines()
+    lines = source_lines(source)
     keys: list[ConfigKey] = []
     classes: dict[str, list[ConfigKey]] = {}  # dotted class name -> its keys (for inheritance)
 

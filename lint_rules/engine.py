@@ -22,7 +22,8 @@ from lint_rules import isolation, prefilter, versions
 from lint_rules.cache import Cache
 from lint_rules.findings import (FileFacts, FileResult, Finding, config_module_of, name_strings,
                                  symbols)
-from lint_rules.index import SUMMARY_VERSION, Index, Vocabulary, module_name, summarize
+from lint_rules.index import (SUMMARY_VERSION, Index, Vocabulary, module_name, source_lines,
+                              summarize)
 from lite_guard import __version__
 from lite_guard.registry import Registry
 
@@ -135,7 +136,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
     context = FileContext(path, source, registry, torch_version, config_module=config_module,
                           facts=facts)
     cst.visit_batched(module_node, [rule(context) for rule in rules])
-    findings = suppress(context.resolve_findings(module_node), source.splitlines())
+    findings = suppress(context.resolve_findings(module_node), source_lines(source))
     return FileResult(findings, facts, parsed=True, summary=summary)
 
 
@@ -146,22 +147,25 @@ def lint_source(path: str, data: bytes, registry: Registry, torch_version: str |
     pass depends on them). flake8 and the rule examples use this."""
     result = analyze(path, data, registry, torch_version, parse=parse)
     if result.summary is not None:
-        findings, _ = index_findings(registry, [(path, result.summary)])
+        findings, _ = index_findings(registry, [(path, result.summary)], torch_version)
         result.findings = sorted(result.findings + findings)
     return result
 
 
-def index_findings(registry: Registry, summaries: list[tuple[str, dict]]
-                   ) -> tuple[list[Finding], set[str]]:
-    """Run the index rules over the summaries of a tree; also the pass names they recognised."""
+def index_findings(registry: Registry, summaries: list[tuple[str, dict]],
+                   torch_version: str | None = None) -> tuple[list[Finding], set[str]]:
+    """Run the index rules over the summaries of a tree; also the pass names they recognised.
+    What the tree holds is looked for with the whole registry's vocabulary; whether it is
+    registered is asked of the entries in range for the tree's ``torch_version``."""
     plan = plan_for(registry)
+    registered = versions.registry_at(registry, torch_version)
     index = Index(summaries, plan.vocab)
     findings: list[Finding] = []
     names: set[str] = set()
     suppressions = {path: summary.get("suppress", {}) for path, summary in summaries}
     for rule in plan.index_rules:
         try:
-            found, recognised = rule.check(index, registry)
+            found, recognised = rule.check(index, registered)
         except (RecursionError, Exception) as exc:  # a bug of ours: reported, never a traceback
             first = (str(exc).splitlines() or [""])[0][:200]
             where = summaries[0][0] if summaries else "<tree>"
@@ -321,8 +325,9 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
 
     started = time.time_ns()
     entries = [_read(path, salt, limits, torch_version, pack["files"]) for path in files]
+    tree_version = _tree_version(files, torch_version)
     run = _Rounds(entries, registry, prefilter.Prefilter(registry, plan_for(registry))
-                  if use_prefilter else None, jobs, limits, check_syntax)
+                  if use_prefilter else None, jobs, limits, check_syntax, tree_version)
     found, names = run.index_findings()
     report.cached = sum(entry.cached for entry in entries)
     report.parsed = sum(entry.result.parsed for entry in entries)
@@ -333,7 +338,6 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
         report.findings += entry.result.findings
         report.facts[str(entry.path)] = entry.result.facts
     report.findings += found
-    tree_version = _tree_version(files, torch_version)
     if tree_rules:
         report.findings += tree_findings(registry, [e.result.facts for e in entries],
                                          [p.as_posix() for p in files], tree_version, names,
@@ -403,8 +407,10 @@ class _Rounds:
 
     def __init__(self, entries: list[_Entry], registry: Registry,
                  prefilter_: "prefilter.Prefilter | None", jobs: int | None,
-                 limits: isolation.Limits, check_syntax: bool = False) -> None:
+                 limits: isolation.Limits, check_syntax: bool = False,
+                 torch_version: str | None = None) -> None:
         self.entries, self.registry, self.prefilter = entries, registry, prefilter_
+        self.torch_version = torch_version  # the tree's: which entries are in range
         self.jobs, self.limits = jobs, limits
         self.triggers: frozenset[bytes] = prefilter_.seeds if prefilter_ else frozenset()
         self.bindings: dict[int, list[tuple[set[bytes], set[bytes]]]] = {}
@@ -449,7 +455,7 @@ class _Rounds:
                     summaries.append((str(entry.path), entry.result.summary))
                 elif entry.lintable:
                     summaries.append((str(entry.path), self._stub(number, entry)))
-            found, names = index_findings(self.registry, summaries)
+            found, names = index_findings(self.registry, summaries, self.torch_version)
             asked = self.demand.files - self.wanted
             if not asked:
                 self._skip_rest()
@@ -735,8 +741,8 @@ def tree_findings(registry: Registry, facts: list[FileFacts], files: list[str],
     for finding in findings:
         if finding.path not in by_file:
             try:
-                by_file[finding.path] = isolation.read_regular(finding.path).decode(
-                    "utf-8", "replace").splitlines()
+                by_file[finding.path] = source_lines(isolation.read_regular(finding.path).decode(
+                    "utf-8", "replace"))
             except isolation.Unreadable:
                 by_file[finding.path] = []
         kept += suppress([finding], by_file[finding.path])

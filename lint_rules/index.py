@@ -60,6 +60,24 @@ MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile,
 _SUPPRESS_WORD = re.compile(r"lite-guard|noqa", re.I)
 
 
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_PYTHON_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
+def source_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines of a source as Python numbers them (only \\n, \\r\\n and \\r end a line).
+    ``str.splitlines`` also breaks at \\f, \\x1c, \\u2028 and others: in a hostile file each one
+    would shift every later line, so a suppression comment could land on a pass's line."""
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(keepends)
+    parts = _PYTHON_BREAK.split(text)  # line, break, line, break, ..., line
+    pieces, breaks = parts[0::2], parts[1::2] + [""]
+    lines = [piece + end for piece, end in zip(pieces, breaks)] if keepends else pieces
+    if pieces[-1] == "":  # the text ended with a break: no empty last line (as splitlines)
+        lines.pop()
+    return lines
+
+
 def _suppression_lines(lines: list[str]) -> dict[str, str]:
     """Line number -> text of every line with a ``lite-guard`` / ``noqa`` comment."""
     if not _SUPPRESS_WORD.search("\n".join(lines)):  # one scan; most files have none
@@ -260,7 +278,7 @@ def _config_aliases(text: str, config_modules: frozenset[str], inside: bool) -> 
     package), and the dotted paths themselves (``torch._inductor.config.patch(...)``). Read
     from the import statements only (a pattern over the whole file cost 12 ms a module)."""
     names: set[str] = {dotted for dotted in config_modules if dotted in text}
-    lines = iter(text.splitlines())
+    lines = iter(source_lines(text))
     for line in lines:
         if "import" not in line:
             continue
@@ -437,7 +455,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     # holds no whole trigger word: the file (and each function that may hold one) is read whole.
     dynamic = vocab.may_store_dynamically(text, module)
     light = light and not dynamic
-    extractor = _Extractor(module, is_package, text.splitlines(), vocab, light)
+    extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
     if triggers is not None and not light:
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
@@ -458,7 +476,7 @@ class _FunctionFilter:
             map(re.escape, sorted(STORE_WORDS | vocab.key_fragments, key=len, reverse=True)))
             + r")\b") if dynamic else None
         self.starts = [0]
-        for line in text.splitlines(keepends=True):
+        for line in source_lines(text, keepends=True):
             self.starts.append(self.starts[-1] + len(line))
         # PASS_KEY = "post_grad_custom_post_pass" at module level: a function may use the name.
         self.constants = {target.id for node in tree.body if isinstance(node, ast.Assign)
@@ -600,12 +618,12 @@ class _Extractor(ast.NodeVisitor):
         root = f"{self.module}:{qualname}" in self.vocab.roots
         if root:
             self.summary["calls"][qualname] = [
-                [self.expr(c.func), c.lineno, c.col_offset + 1]
+                [self.expr(c.func), c.lineno, self._col(c)]
                 for c in _walk_calls(node)]
             # Functions the root hands on without calling them (run_and_log(name, fn, gm),
             # a pass list it loops over): steps too (LG005), with the call they are given to.
             self.summary.setdefault("refs", {})[qualname] = [
-                [self.expr(ref), ref.lineno, ref.col_offset + 1, self.expr(owner)]
+                [self.expr(ref), ref.lineno, self._col(ref), self.expr(owner)]
                 for ref, owner in _walk_refs(node)]
         sites = len(self.summary["sites"])
         if self.light and not root:  # a root's locals name its steps: always read
@@ -649,10 +667,10 @@ class _Extractor(ast.NodeVisitor):
                     [self.expr(a) if not isinstance(a, ast.Starred) else ["?", "*"]
                      for a in call.args[:8]],
                     {k.arg: self.expr(k.value) for k in call.keywords[:8] if k.arg},
-                    {**{str(i): [a.lineno, a.col_offset + 1] for i, a in enumerate(call.args[:8])},
-                     **{k.arg: [k.value.lineno, k.value.col_offset + 1]
+                    {**{str(i): [a.lineno, self._col(a)] for i, a in enumerate(call.args[:8])},
+                     **{k.arg: [k.value.lineno, self._col(k.value)]
                         for k in call.keywords[:8] if k.arg}},
-                    call.lineno, call.col_offset + 1]
+                    call.lineno, self._col(call)]
                 return
 
     def _self_attributes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -913,15 +931,15 @@ class _Extractor(ast.NodeVisitor):
         self.summary["sites"].append({
             "t": "dyn", "form": form, "recv": self.expr(receiver), "key": key,
             "value": self.expr(value) if value is not None else ["?", "dict"],
-            "line": at.lineno, "col": at.col_offset + 1, "scope": self.scope,
-            "vline": (value or at).lineno, "vcol": (value or at).col_offset + 1,
+            "line": at.lineno, "col": self._col(at), "scope": self.scope,
+            "vline": (value or at).lineno, "vcol": self._col(value or at),
             "class": self._enclosing_class(),
         })
 
     def _hook(self, key: str, value: ast.expr, form: str, receiver: Any = None) -> None:
         self.summary["sites"].append({
             "t": "hook", "key": key, "form": form, "value": self.expr(value),
-            "recv": receiver, "line": value.lineno, "col": value.col_offset + 1,
+            "recv": receiver, "line": value.lineno, "col": self._col(value),
             "scope": self.scope, "class": self._enclosing_class(),
         })
 
@@ -948,7 +966,7 @@ class _Extractor(ast.NodeVisitor):
         self.registered.add(id(node))
         self.summary["sites"].append({
             "t": "reg", "call": self.expr(node), "handler": handler, "line": node.lineno,
-            "col": node.col_offset + 1, "scope": self.scope, "class": self._enclosing_class(),
+            "col": self._col(node), "scope": self.scope, "class": self._enclosing_class(),
         })
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -1005,12 +1023,12 @@ class _Extractor(ast.NodeVisitor):
         args = [self.expr(a) if not isinstance(a, ast.Starred) else ["?", "*args"]
                 for a in node.args]
         keywords = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
-        positions = {str(i): [a.lineno, a.col_offset + 1] for i, a in enumerate(node.args)}
-        positions.update({k.arg: [k.value.lineno, k.value.col_offset + 1]
+        positions = {str(i): [a.lineno, self._col(a)] for i, a in enumerate(node.args)}
+        positions.update({k.arg: [k.value.lineno, self._col(k.value)]
                           for k in node.keywords if k.arg})
         self.summary["sites"].append({
             "t": "ctor", "callee": self.expr(node.func), "args": args, "kw": keywords,
-            "pos": positions, "line": node.lineno, "col": node.col_offset + 1,
+            "pos": positions, "line": node.lineno, "col": self._col(node),
             "scope": self.scope, "class": self._enclosing_class(), "target": self.target,
             "contained": self.in_container,
         })
@@ -1076,13 +1094,28 @@ class _Extractor(ast.NodeVisitor):
             return ["?", "*"]
         return ["?", type(node).__name__]
 
+    def _col(self, node: ast.AST) -> int:
+        """A node's 1-based column in characters, as editors count (ast counts UTF-8 bytes)."""
+        offset = node.col_offset  # type: ignore[attr-defined]
+        line = node.lineno  # type: ignore[attr-defined]
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if offset == 0 or text.isascii():
+            return offset + 1
+        return len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+
     def _name_position(self, node: ast.AST, keyword: str) -> tuple[int, int]:
         line = node.lineno
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        # The name's column: after the keyword at the node's own column (no regex per class).
-        start = text.find(keyword, node.col_offset)  # type: ignore[attr-defined]
-        at = text.find(node.name, start + len(keyword)) if start >= 0 else -1  # type: ignore
-        return line, (at + 1) if at >= 0 else node.col_offset + 1  # type: ignore[attr-defined]
+        # The name's column: the first character after the keyword at the node's own column.
+        # Not a search for node.name: ast gives the NFKC form ("Hidden3" for "Ｈidden3").
+        col = self._col(node) - 1
+        start = text.find(keyword, col)
+        if start < 0:
+            return line, col + 1
+        at = start + len(keyword)
+        while at < len(text) and text[at] in " \t\f":
+            at += 1
+        return line, (at + 1) if at < len(text) and text[at] != "\\" else col + 1
 
 
 def _comp_binds(node: ast.AST, extractor: _Extractor, depth: int) -> list:

@@ -155,3 +155,43 @@ def range_of(present: list[str], scanned: list[str]) -> str:
     spec = ",".join(parts)
     SpecifierSet(spec)
     return spec
+
+
+class RegistryAt:
+    """A registry as one torch release sees it: an entry whose ``torch`` range excludes the
+    release registers nothing there (the guard running on that torch would not find it
+    either), so a pass or config it names is unregistered for that tree. Everything else (the
+    vocabulary: bases, hooks, pipelines; the files and their hash) is the whole registry's, so
+    the lint still looks for every structure any release declares."""
+
+    def __init__(self, registry, version: str | None) -> None:
+        self.whole, self.version = registry, version
+        self.passes_in_range = tuple(p for p in registry.passes if matches(p.torch, version))
+        self._wildcards = tuple(p for p in self.passes_in_range if "*" in p.name)
+
+    def __getattr__(self, name: str):
+        return getattr(self.whole, name)
+
+    def get_pass(self, name: str):
+        entry = self.whole.get_pass(name)
+        return entry if entry is not None and matches(entry.torch, self.version) else None
+
+    def match_pass(self, name: str):
+        """Exact name first, then any wildcard entry, both only in range."""
+        from fnmatch import fnmatchcase
+
+        exact = self.get_pass(name)
+        if exact is not None:
+            return exact
+        return next((entry for entry in self._wildcards if fnmatchcase(name, entry.name)), None)
+
+    def get_config(self, key: str, module: str = "inductor"):
+        entry = self.whole.get_config(key, module)
+        return entry if entry is not None and matches(entry.torch, self.version) else None
+
+
+def registry_at(registry, version: str | None) -> RegistryAt:
+    """``registry`` as the torch release ``version`` sees it (unknown: every entry counts)."""
+    if isinstance(registry, RegistryAt):
+        return registry if registry.version == version else RegistryAt(registry.whole, version)
+    return RegistryAt(registry, version)

@@ -57,6 +57,10 @@ class UnregisteredPass(IndexRule):
             " gives (its name is the identity the runtime guard checks) and say why it is or is"
             " not safe in lite mode.")
     MESSAGE = "graph pass '{name}' ({form}) is not in any registry; register it: {hint}"
+    OUT_OF_RANGE = ("graph pass '{name}' ({form}) is registered only for torch \"{spec}\""
+                    " ({origin}:{line}: '{entry}'), not for this tree's torch {version}, so it is"
+                    " unregistered here; widen that entry's torch range if the pass is the"
+                    " same in this release")
 
     VALID = [
         Example(_IMPORTS + 'GraphTransformObserver(gm, "remove_noop_ops").apply_graph_pass(f)',
@@ -551,13 +555,29 @@ class _Check:
     def _glob_registered(self, pattern: str) -> bool:
         registry = self.registry
         return registry.match_pass(pattern) is not None or any(
-            fnmatchcase(entry.name, pattern) for entry in registry.passes)
+            fnmatchcase(entry.name, pattern)
+            for entry in getattr(registry, "passes_in_range", registry.passes))
 
     def _found(self, module: str, line: int, col: int, name: str, form: str, kind: str,
                stage: str) -> None:
         self.names.add(name)
-        if self.registry.match_pass(name) is None:
+        if self.registry.match_pass(name) is not None:
+            return
+        elsewhere = getattr(self.registry, "whole", self.registry).match_pass(name)
+        if elsewhere is None:
             self._report(module, line, col, name, form, kind, stage)
+            return
+        # Registered, but for other torch releases only: the guard on this tree's torch refuses
+        # it. No hint: a second entry of that name is a duplicate; the range is a person's call.
+        path = self.index.paths[module]
+        if (path, line, name) not in self.reported:
+            self.reported.add((path, line, name))
+            self.findings.append(Finding(path, line, col, UnregisteredPass.CODE,
+                                         UnregisteredPass.OUT_OF_RANGE.format(
+                                             name=name, form=form, spec=elsewhere.torch,
+                                             entry=elsewhere.name, origin=elsewhere.origin,
+                                             line=elsewhere.line, version=self.registry.version),
+                                         name))
 
     def _report(self, module: str, line: int, col: int, name: str, form: str, kind: str,
                 stage: str) -> None:

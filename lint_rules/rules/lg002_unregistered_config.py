@@ -129,8 +129,9 @@ class UnregisteredConfig(LintRule):
         registry = self.context.registry
         for key in keys:
             self.context.facts.configs.append(f"{module}:{key.key}")
-            if registry.get_config(key.key, module) is not None:
-                continue
+            entry = registry.get_config(key.key, module)
+            if entry is not None and entry.exists_in(self.context.torch_version):
+                continue  # out of its torch range, an entry classifies nothing in this tree
             anchor = anchors.get(key.key) or anchors.get(key.key.rpartition(".")[0]) or node
             hint = _hint(key, module)
             self.report(anchor, self.MESSAGE.format(key=key.key, module=module,

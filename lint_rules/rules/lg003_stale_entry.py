@@ -134,6 +134,8 @@ class StaleEntry(TreeRule):
             return True
         if name in tree.config_names:
             return True
+        if "*" in name and any(fnmatchcase(found, name) for found in set.__iter__(tree.passes)):
+            return True  # a wildcard entry exists while any pass it matches does (real_pass:*)
         return any(fnmatchcase(name, pattern) for pattern in tree.patterns)
 
     @classmethod

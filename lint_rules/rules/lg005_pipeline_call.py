@@ -346,7 +346,8 @@ class UnregisteredPipelineCall(IndexRule):
     @classmethod
     def _new_modules(cls, index, registry) -> list[Finding]:
         packages = fx_pass_packages(registry)
-        sources = {entry.source for entry in registry.passes if entry.source}
+        sources = {entry.source for entry in getattr(registry, "passes_in_range", registry.passes)
+                   if entry.source}
         findings = []
         for module, path in sorted(index.paths.items()):
             package = next((p for p in packages if module.startswith(p + ".")), None)

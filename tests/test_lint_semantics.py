@@ -1,0 +1,175 @@
+"""What a registry entry means to the lint: torch ranges, config keys it names, wildcards, and
+where a finding points. Each case runs ``lite_guard check`` on real files, as a user would, and
+asserts the exact path, line, column, code and message (or the one-line registry error, exit 2).
+Found by a red team with hostile registries and sources."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+REAL_PASS = '''from torch._inductor.custom_graph_pass import CustomGraphPass
+
+
+class MyPass(CustomGraphPass):
+    def __call__(self, graph):
+        return graph
+
+    def uuid(self):
+        return "my-pass"
+'''
+UNREGISTERED = ("real_pass.py:4:7 LG001 graph pass 'real_pass:MyPass' (class deriving from"
+                " CustomGraphPass) is not in any registry; register it: [[pass]] name ="
+                ' "real_pass:MyPass", stage = "post_grad", lite = "never", kind = "class"')
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "tree"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _check(root: Path, registry: str | None, *extra: str) -> subprocess.CompletedProcess:
+    args = [str(BIN / "lite_guard"), "check", "--no-project", "--no-cache", *extra]
+    if registry is not None:
+        path = root.parent / "r.toml"
+        path.write_text(registry, encoding="utf-8")
+        args += ["--registry", str(path)]
+    result = subprocess.run([*args, "."], cwd=root, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "LITE_GUARD_CACHE_DIR": str(root.parent / "cache")})
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def _entry(name: str = "real_pass:MyPass", **fields: str) -> str:
+    lines = ["[[pass]]", f'name = "{name}"', 'stage = "post_grad"', 'lite = "never"',
+             'why = "reviewed"']
+    lines += [f"{key} = {value}" for key, value in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ---- (a) an entry out of range for the tree's torch registers nothing there --------------------
+
+def test_an_entry_for_older_torch_only_leaves_the_pass_unregistered_on_this_torch(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    registry = _entry(torch='"<2.0"').replace('lite = "never"', 'lite = "always"')
+    result = _check(root, registry, "--torch-version", "2.13.0")
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == [
+        "real_pass.py:4:7 LG001 graph pass 'real_pass:MyPass' (class deriving from"
+        " CustomGraphPass) is registered only for torch \"<2.0\""
+        f" ({root.parent / 'r.toml'}:1: 'real_pass:MyPass'), not for this tree's torch 2.13.0,"
+        " so it is unregistered here; widen that entry's torch range if the pass is the same in"
+        " this release"]
+
+
+def test_the_same_entry_registers_the_pass_for_a_torch_in_its_range(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    result = _check(root, _entry(torch='">=2.12"'), "--torch-version", "2.13.0")
+    assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+
+
+def test_an_out_of_range_wildcard_registers_nothing_and_no_hint_duplicates_it(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    result = _check(root, _entry("real_pass:*", torch='">=2.14"'), "--torch-version", "2.13.0")
+    assert result.returncode == 1
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("real_pass.py:4:7 LG001 graph pass 'real_pass:MyPass' (class deriving"
+                           " from CustomGraphPass) is registered only for torch \">=2.14\"")
+
+
+# ---- (b) gated_by / when must name a classified config key -----------------------------------
+
+def test_a_gate_no_inventory_holds_is_a_registry_error(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    result = _check(root, _entry(gated_by='["no_such_key"]'))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip() == (
+        f"lite_guard: {root.parent / 'r.toml'}:6: pass 'real_pass:MyPass' gated_by 'no_such_key':"
+        " no registry classifies the inductor config key 'no_such_key'; name a key of torch's"
+        " config the registry classifies, or remove it")
+
+
+def test_a_when_key_no_inventory_holds_is_a_registry_error(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    result = _check(root, _entry(when='"no_such_key"'))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"lite_guard: {root.parent / 'r.toml'}:6: pass 'real_pass:MyPass' when 'no_such_key':"
+        " no registry classifies the inductor config key 'no_such_key'; name a key of torch's"
+        " config the registry classifies, or remove it")
+
+
+def test_a_functorch_key_written_as_inductors_says_which_module_has_it(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    result = _check(root, _entry(gated_by='["use_post_grad_passes", "joint_custom_pass"]'))
+    assert result.returncode == 2
+    assert "gated_by 'joint_custom_pass': no registry classifies the inductor config key" \
+           " 'joint_custom_pass' (functorch's has it: write 'functorch:joint_custom_pass')" \
+           in result.stderr
+
+
+def test_gates_that_are_keys_nested_keys_or_dict_options_are_accepted(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    gates = ('["use_post_grad_passes", "triton.cudagraphs", "functorch:joint_custom_pass",'
+             ' "post_grad_fusion_options.some_fusion"]')
+    result = _check(root, _entry(gated_by=gates, when='"functorch:activation_memory_budget"'))
+    assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+
+
+def test_the_shipped_registries_name_only_classified_gates():
+    from lint_rules.command import check_config_references
+    from lite_guard.registry import Registry
+
+    check_config_references(Registry.load(include_project=False))  # raises on the first bad key
+
+
+# ---- (c) a wildcard entry exists while a pass it matches does --------------------------------
+
+def test_a_wildcard_entry_matching_a_found_pass_is_not_stale(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    result = _check(root, _entry("real_pass:*"), "--torch-version", "2.13.0")
+    assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+
+
+def test_a_wildcard_entry_matching_nothing_is_stale(tmp_path):
+    root = _tree(tmp_path, {"real_pass.py": REAL_PASS})
+    registry = _entry() + "\n" + _entry("other_pass:*")
+    result = _check(root, registry, "--torch-version", "2.13.0")
+    assert result.stdout.splitlines() == [
+        f"{root.parent / 'r.toml'}:7:1 LG003 registry pass 'other_pass:*' is not found in the"
+        " linted tree (torch 2.13.0); remove the entry, or limit it with torch = \"<2.13.0\" if it"
+        " was removed upstream"]
+
+
+# ---- (d) columns count characters, and only Python's line breaks count ----------------------
+
+def test_a_class_named_with_a_fullwidth_letter_is_reported_at_its_name(tmp_path):
+    # ast gives the NFKC name "Hidden3"; the column is that of "Ｈidden3" in the line.
+    hidden = REAL_PASS.replace("class MyPass", "class \uff28idden3")
+    root = _tree(tmp_path, {"real_pass.py": hidden})
+    result = _check(root, None)
+    assert result.stdout.splitlines() == [UNREGISTERED.replace("MyPass", "Hidden3")]
+
+
+def test_columns_after_non_ascii_text_count_characters_not_bytes(tmp_path):
+    source = ("from torch._inductor.pattern_matcher import PatternMatcherPass\n"
+              "\u00e9t\u00e9 = 1; patterns = PatternMatcherPass()\n")
+    root = _tree(tmp_path, {"real_pass.py": source})
+    (line,) = _check(root, None).stdout.splitlines()  # in UTF-8 bytes it would be 23
+    assert line.startswith("real_pass.py:2:21 LG001 graph pass 'real_pass:patterns' ")
+
+
+def test_a_unicode_line_separator_cannot_move_a_suppression_onto_a_pass(tmp_path):
+    # str.splitlines breaks at U+2028: line 1's comment used to count as line 2's.
+    source = ('s = "\u2028"  # lite-guard: ignore[LG001]\n'
+              "from torch._inductor.pattern_matcher import PatternMatcherPass; p = PatternMatcherPass()\n")
+    root = _tree(tmp_path, {"sup.py": source})
+    (line,) = _check(root, None).stdout.splitlines()
+    assert line.startswith("sup.py:2:69 LG001 graph pass 'sup:p' (PatternMatcherPass without a name")
