@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from lite_compiler import effects, guard
+from lite_compiler import effects, guard, provenance
 
 
 class CustomHook(NamedTuple):
@@ -205,8 +205,62 @@ def guarded_value(hook: CustomHook, value: Any) -> Any:
 def refuse_disallowed(registry: Any) -> None:
     """Before anything compiles: every configured user pass that lite mode would refuse wherever
     it ran (unregistered or lite = "never") is refused now, with its ledger row, whichever hook
-    holds it, including hooks the lite compiler never calls (custom_partitioner_fn)."""
+    holds it, including hooks the lite compiler never calls (custom_partitioner_fn); and so is
+    foreign code held by any other config key lite mode leaves as the user set it."""
     for hook, custom_pass in configured(registry):
         entry = entry_of(registry, custom_pass)
         if entry is None or entry.lite == "never":
             guard.check(pass_identity(custom_pass), hook.stage, "custom_hook")
+    refuse_foreign_config_code(registry)
+
+
+# Where the config's user code would run: Inductor's in regions, functorch's in AOTAutograd.
+_CONFIG_STAGES = {"torch._inductor.config": "lowering", "torch._functorch.config": "aot"}
+
+
+def refuse_foreign_config_code(registry: Any) -> None:
+    """By value, not by key: any Inductor/functorch config key that lite mode does not force
+    (lite_compiler.config.derive_configs) and that is not a custom hook, set to something holding
+    code from outside torch (``inductor_choices_class = MyChoices``, a runtime estimator, a
+    bucket-size callback), is that code running in lite mode: registered by its identity, or
+    refused. Only keys away from their default are read (~0.2 ms a compile)."""
+    for module_name, stage in _CONFIG_STAGES.items():
+        config = sys.modules.get(module_name)
+        if config is None:
+            continue  # never imported: nobody set it
+        is_default = getattr(config, "_is_default", None)
+        for key in _unforced_keys(registry, module_name, config):
+            try:
+                if is_default is not None and is_default(key):
+                    continue
+                value = functools.reduce(getattr, key.split("."), config)
+            except (AttributeError, KeyError):
+                continue
+            for code in provenance.code_in(value):
+                foreign = provenance.foreign_identity(code)
+                if foreign is not None:
+                    guard.check(foreign, stage, "function", where=(
+                        f"it is set as {module_name}.{key}, which lite mode neither forces nor"
+                        " calls as a custom pass; register it under this name, or leave the key"
+                        " at its default for lite compiles"))
+
+
+def _unforced_keys(registry: Any, module_name: str, config: Any) -> tuple[str, ...]:
+    """The keys of one config module that the lite config leaves alone, minus custom hooks
+    (checked pass by pass above); kept per registry object."""
+    held = _UNFORCED.get((id(registry), module_name))
+    if held is not None and held[0] is registry:
+        return held[1]
+    from lite_compiler.config import derive_configs
+
+    inductor, functorch = derive_configs(registry)
+    forced = inductor if "inductor" in module_name else functorch
+    hooked = {h.key for h in custom_hooks(registry) if h.module == module_name}
+    keys = tuple(k for k in getattr(config, "_config", {}) if k not in forced and k not in hooked)
+    if len(_UNFORCED) > 16:
+        _UNFORCED.clear()
+    _UNFORCED[(id(registry), module_name)] = (registry, keys)
+    return keys
+
+
+_UNFORCED: dict[tuple[int, str], tuple[Any, tuple[str, ...]]] = {}

@@ -455,10 +455,41 @@ def check_outer_graph(expected: Fingerprint, graph: Any, is_region_node: Callabl
 # ---- inside regions: lowering, scheduler, wrapper codegen --------------------------------------
 
 def check_lowering_input(graph_lowering: Any) -> None:
-    """Probe on GraphLowering.run: the region graph is what the last registered pass left."""
+    """Probe on GraphLowering.run: the region graph is what the last registered pass left, and
+    every lowering it will call is torch's code (or a registered pass)."""
     state = _state()
     if state is not None:
         state.verify(graph_lowering.module.graph, "lowering", "lowering")
+        check_lowering_code(graph_lowering.module)
+
+
+def check_lowering_code(module: Any) -> None:
+    """A lowering registered over torch's (``register_lowering(aten.x, override=True)``, an edit
+    of ``lowerings`` or ``user_lowerings``) is foreign code deciding what a region computes: it
+    runs as itself (lite_compiler.provenance) and the registry must allow it."""
+    from torch._inductor import lowering
+
+    from lite_compiler.provenance import foreign_identity
+
+    tables = (("user_lowerings", getattr(lowering, "user_lowerings", {})), ("lowerings", lowering.lowerings))
+    seen: set[Any] = set()
+    for graph_module in module.modules():  # a higher-order op's bodies are lowered too
+        graph = getattr(graph_module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            if node.op != "call_function" or node.target in seen:
+                continue
+            seen.add(node.target)
+            for table_name, table in tables:
+                try:
+                    lowering_fn = table.get(node.target)
+                except TypeError:  # an unhashable target has no lowering
+                    break
+                foreign = foreign_identity(lowering_fn) if lowering_fn is not None else None
+                if foreign is not None:
+                    guard.check(foreign, "lowering", "function",
+                                where=f"it is the lowering of {_target_name(node.target)} in"
+                                f" torch._inductor.lowering.{table_name} (an override of torch's);"
+                                " register it under this name, or remove the override for lite compiles")
 
 
 def _scheduled_names(nodes: Any) -> list[str]:

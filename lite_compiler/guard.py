@@ -68,8 +68,10 @@ def pop() -> bool:
 
 # ---- the decision ---------------------------------------------------------------------------
 
-def check(name: str, stage: str, kind: str = "function") -> LedgerEntry | None:
-    """Record a pass about to run; raise ``LitePassViolation`` if lite mode must refuse it."""
+def check(name: str, stage: str, kind: str = "function", where: str = "") -> LedgerEntry | None:
+    """Record a pass about to run; raise ``LitePassViolation`` if lite mode must refuse it.
+    ``where``: how the code got there, for people (foreign code standing in torch's place:
+    lite_compiler.provenance); appended to a refusal's reason."""
     sess = current_session()
     if sess is None:
         return None
@@ -88,6 +90,8 @@ def check(name: str, stage: str, kind: str = "function") -> LedgerEntry | None:
         reason = "" if allowed else "registered lite = \"region\" but it ran outside an annotated region"
     else:
         allowed, lite, reason = False, entry.lite, f"registered lite = \"never\" ({entry.origin}:{entry.line})"
+    if where and not allowed:
+        reason = f"{reason}; {where}"
     record = sess.ledger.add(LedgerEntry(
         name=name, stage=entry.stage if entry else stage, graph=sess.graph, allowed=allowed,
         lite=lite, kind=kind, reason=reason))

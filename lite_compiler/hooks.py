@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from lite_compiler import custom_passes, effects, guard
+from lite_compiler import custom_passes, effects, guard, provenance
 from lite_compiler.errors import LiteConfigError
 from lite_guard import SUPPORTED_TORCH_TEXT
+from lite_guard.identity import is_qualified
 
 _CONFIG_MODULES = {"inductor": "torch._inductor.config", "functorch": "torch._functorch.config"}
 
@@ -154,9 +155,16 @@ def _unresolved_error(hook: Hook, why: str) -> LiteConfigError:
 def guarded(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
     """``fn`` asking the guard first; an allowed pass's effect on its graph is recorded."""
     is_scheduler_method = hook.target.split(":")[1].startswith("Scheduler.")
+    # A torch pass's permission is for torch's code: foreign code at its hook (a monkeypatch,
+    # functools.wraps or not) runs as itself and must be registered (lite_compiler.provenance).
+    foreign = None if is_qualified(hook.name) else provenance.foreign_identity(fn)
+    replaced = (f"it stands in for torch's '{hook.name}' at {hook.target} (a monkeypatch): register"
+                " it under this name, or remove the patch for lite compiles")
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if foreign is not None and guard.current_session() is not None:
+            guard.check(foreign, hook.stage, "function", where=replaced)  # whether enabled or not
         if guard.current_session() is None or not hook.enabled():
             return fn(*args, **kwargs)
         with guard.timed(hook.name, hook.stage, hook.kind) as record:

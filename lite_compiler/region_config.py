@@ -14,6 +14,7 @@ from typing import Any
 from lite_compiler import guard
 from lite_compiler.config import type_name, value_has_type
 from lite_compiler.errors import LiteRegionConfigError
+from lite_compiler.provenance import check_region_code, code_in
 
 # Keys the lite compiler sets for region compiles whatever the registry says: a region graph is
 # already selectively decomposed and is entirely annotated, so upstream's whole-graph lite
@@ -69,6 +70,9 @@ def validate_configs(key: Any, configs: Mapping[str, Any]) -> None:
         allowed, why = entry.region_allows(value)
         if not allowed:
             raise LiteRegionConfigError(f"{where}, refused: {why}{fix}")
+        for code in code_in(value):  # a free key holding user code: that code runs in the region
+            check_region_code(code, "lowering", f"region {key!r} sets it as {name}; register it"
+                              " under this name, or take it out of the region's configs")
 
 
 def region_overrides(registry: Any, configs: Mapping[str, Any]) -> list[tuple[str, Any, str]]:

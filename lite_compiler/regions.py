@@ -19,6 +19,7 @@ from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import annotation_of
 from lite_compiler.errors import LiteCompilerError
 from lite_compiler.ledger import LedgerEntry
+from lite_compiler.provenance import check_torch_code
 from lite_compiler.region_config import REGION_FIXED_CONFIG, region_overrides
 from lite_compiler.scooping import SUBMOD_PREFIX, is_annotated, scoop
 from lite_compiler.session import scope as session_scope
@@ -157,6 +158,7 @@ def compile_regions(
                 lowered = fusion.decompose(key, submod, fake_inputs) if fusion is not None else submod
                 compiled = fusion.compiled_before(key, lowered, fake_inputs) if fusion is not None else None
                 if compiled is None:
+                    check_torch_code(compile_fx_inner, "compile_fx_inner", "lowering")
                     compiled = compile_fx_inner(
                         lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
                     if fusion is not None:

@@ -1,0 +1,161 @@
+"""Whose code is this? Torch's own, or foreign code standing where torch's code should be.
+
+A torch pass's permission in the registry is for torch's code. Code put where torch keeps its
+passes (a monkeypatched ``compile_fx.view_to_reshape``, a lowering override in ``lowerings``, an
+entry edited into Inductor's decomposition table, a user ``InductorChoices`` class) runs under
+its own identity, ``module:QualName``, which the registry must name, like any user pass.
+
+Provenance is structural: a function is torch's when the code object that runs (and that of
+every layer it wraps, ``__wrapped__``) was compiled from a file inside the installed torch
+package. ``functools.wraps`` copies ``__module__`` and ``__qualname__`` and cannot fake that;
+the identity reported is the code's own (its globals' module and ``co_qualname``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any
+
+from lite_guard.identity import qualified_name
+
+
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_in_torch(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(_torch_dir())
+
+
+def _code_identity(fn: Any) -> tuple[str, str] | None:
+    """(file, identity) of a plain function's code, else None (a builtin, a C function)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    module = (getattr(fn, "__globals__", None) or {}).get("__name__", "<unknown>")
+    return code.co_filename, qualified_name(module, getattr(code, "co_qualname", code.co_name))
+
+
+def _layers(obj: Any) -> list[Any]:
+    """The callables ``obj`` runs: itself and everything it wraps (partial, methods, wraps)."""
+    layers, seen = [], set()
+    while obj is not None and id(obj) not in seen and len(layers) < 32:
+        seen.add(id(obj))
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+            continue
+        if isinstance(obj, functools.partial):
+            obj = obj.func
+            continue
+        layers.append(obj)
+        inner = getattr(obj, "__func__", None)  # a bound method: its function
+        obj = inner if inner is not None else getattr(obj, "__wrapped__", None)
+    return layers
+
+
+def foreign_identity(obj: Any) -> str | None:
+    """None if ``obj`` is torch's own code (or code provenance cannot apply: a builtin); else
+    the identity of the first layer defined outside torch, the name the registry must hold."""
+    try:
+        cached = _CACHE.get(id(obj))
+        if cached is not None and cached[0] is obj:
+            return cached[1]
+    except TypeError:
+        cached = None
+    found = _foreign(obj)
+    if len(_CACHE) > 8192:
+        _CACHE.clear()
+    _CACHE[id(obj)] = (obj, found)  # the object is held: its id is never recycled
+    return found
+
+
+_CACHE: dict[int, tuple[Any, str | None]] = {}
+
+
+def _foreign(obj: Any) -> str | None:
+    for layer in _layers(obj):
+        if isinstance(layer, type):
+            found = _foreign_class(layer)
+        else:
+            known = _code_identity(layer)
+            if known is None and callable(layer) and not _is_builtin(layer):
+                # A callable object: the code that runs is its class's __call__.
+                found = _foreign_class(type(layer))
+            else:
+                found = None if known is None or _file_in_torch(known[0]) else known[1]
+        if found is not None:
+            return found
+    return None
+
+
+def _is_builtin(obj: Any) -> bool:
+    return type(obj).__name__ in ("builtin_function_or_method", "method-wrapper",
+                                  "wrapper_descriptor", "method_descriptor") \
+        or type(obj).__module__ == "torch._ops"  # an OpOverload/OpOverloadPacket: an ATen op
+
+
+def _foreign_class(cls: type) -> str | None:
+    """A class is torch's when the module defining it is a file inside torch and none of the
+    methods it defines itself was compiled elsewhere (a method patched into a torch class)."""
+    module = sys.modules.get(cls.__module__)
+    filename = getattr(module, "__file__", None)
+    if filename is None:
+        return None if cls.__module__ == "builtins" else qualified_name(cls.__module__, cls.__qualname__)
+    if not _file_in_torch(filename):
+        return qualified_name(cls.__module__, cls.__qualname__)
+    for value in vars(cls).values():
+        known = _code_identity(value.__func__ if isinstance(value, (staticmethod, classmethod)) else value)
+        if known is not None and not _file_in_torch(known[0]):
+            return known[1]
+    return None
+
+
+def code_in(value: Any) -> list[Any]:
+    """The callables a config value holds (itself, or items of a list, tuple, set or dict)."""
+    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
+        return []
+    if isinstance(value, dict):
+        return [v for v in (*value.keys(), *value.values()) if callable(v)]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [v for v in value if callable(v)]
+    return [value] if callable(value) else []
+
+
+def check_region_code(obj: Any, stage: str, where: str) -> None:
+    """Refuse foreign code about to run inside an annotated region unless the registry allows
+    it there (lite = "region" or "always"); torch's own code passes at the cost of a lookup."""
+    foreign = foreign_identity(obj)
+    if foreign is None:
+        return
+    from lite_compiler import guard
+
+    outer = guard.current_session()
+    if outer is None:
+        return
+    # The same session, judged as inside a region (the code runs only there); pushed directly:
+    # the hooks are installed already (lite_compiler.session would import back into this module).
+    guard.push(guard.Session(outer.mode, outer.registry, outer.ledger, graph=outer.graph,
+                             in_region=True, effects=outer.effects))
+    try:
+        guard.check(foreign, stage, "function", where=where)
+    finally:
+        guard.pop()
+
+
+def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:
+    """``fn``, which the lite compiler calls as torch's ``torch_name`` (aot_autograd, the
+    partitioner, boxed_nop, compile_fx_inner): foreign code found there (a monkeypatch) runs as
+    itself, so the registry must allow it; returns ``fn``."""
+    foreign = foreign_identity(fn)
+    if foreign is not None:
+        from lite_compiler import guard
+
+        guard.check(foreign, stage, "function", where=(
+            f"it stands in for torch's {torch_name}, which the lite compiler calls (a"
+            " monkeypatch); register it under this name, or remove the patch for lite compiles"))
+    return fn

@@ -1,0 +1,546 @@
+"""Red team of the run-time guard: every way an Inductor developer or a third-party library can get
+code to run in a lite compile, attacked with a real compile on real torch.
+
+The promise: in lite mode nothing the registry does not allow runs; anything not in it is refused
+at run time (one LitePassViolation naming the code and what to do), or it never runs and the
+graph outside regions is bitwise what aot_eager runs. The attack matrix with each result is in
+docs/guard.md ("Red team"). Attacks are put in with monkeypatch (or config.patch) and undone after
+each test; the ``torch_untouched`` fixture checks the guard left nothing patched.
+"""
+
+import functools
+
+import pytest
+import torch
+
+import lite_compiler
+from compiler_models import compile_lite
+from lite_compiler import hooks
+
+aten = torch.ops.aten
+HERE = __name__
+RAN = []  # what the attacking code did, in order: a refused pass must never have run
+
+
+def qualified(qualname):
+    return f"{HERE}:{qualname}"
+
+
+@pytest.fixture(autouse=True)
+def torch_untouched():
+    RAN.clear()
+    torch._dynamo.reset()
+    yield
+    RAN.clear()
+    assert not hooks.installed() and not lite_compiler.guard_active()
+
+
+def region_fn(x):
+    y = x.sin() * 2
+    with lite_compiler.region(id="r"):
+        y = y.cos() * 2
+    return y * 3
+
+
+def plain_fn(x):
+    """No region: lite mode must be bitwise aot_eager."""
+    return (x.sin() * 2).cos() * 3 + x
+
+
+def mul_to_add(graph):
+    """The attacking transform: x * 2 -> x + 2 (changes numerics)."""
+    RAN.append("mul_to_add")
+    for node in graph.nodes:
+        if node.target is aten.mul.Tensor:
+            node.target = aten.add.Tensor
+
+
+def aot_eager(fn, *args):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="aot_eager")(*args)
+
+
+def refused(fn, *args, backward=False, **compile_kwargs):
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        out = compile_lite(fn, **compile_kwargs)(*args)
+        if backward:
+            out.sum().backward()
+    return err.value
+
+
+def user_registry(monkeypatch, tmp_path, *entries):
+    path = tmp_path / "team.toml"
+    path.write_text("\n".join(
+        f'[[pass]]\nname = "{name}"\nstage = "{stage}"\nlite = "{lite}"\nkind = "function"\n'
+        'why = "red-team test"\n' for name, stage, lite in entries))
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(path))
+
+
+# ---- config hooks that hold user passes -----------------------------------------------------------
+
+def _custom_hooks():
+    from lite_compiler import custom_passes
+    from lite_compiler.config import registry
+
+    return [(h.module, h.key) for h in custom_passes.custom_hooks(registry())]
+
+
+@pytest.mark.parametrize("module,key", _custom_hooks(), ids=lambda v: v.rsplit(".", 1)[-1])
+def test_every_custom_hook_holding_an_unregistered_pass_is_refused_before_it_runs(module, key):
+    import importlib
+
+    config = importlib.import_module(module)
+    with config.patch({key: mul_to_add}):
+        violation = refused(region_fn, torch.randn(8, requires_grad=True), backward=True)
+    assert violation.pass_name == qualified("mul_to_add")
+    assert "no registry names this pass" in violation.reason
+    assert RAN == []
+
+
+class NumericsChangingGraphPass:
+    """A CustomGraphPass as Inductor wants them (uuid for the FX graph cache key)."""
+
+    def __call__(self, graph):
+        mul_to_add(graph)
+
+    def uuid(self):
+        return "red-team"
+
+
+def test_custom_graph_pass_object_with_uuid_is_refused_by_its_class():
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    cls = type("UuidPass", (NumericsChangingGraphPass, CustomGraphPass), {"__module__": HERE})
+    with torch._inductor.config.patch(post_grad_custom_post_pass=cls()):
+        violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified("UuidPass") and RAN == []
+
+
+def test_inductor_choices_class_from_outside_torch_is_refused():
+    from torch._inductor.choices import InductorChoices
+
+    choices = type("MyChoices", (InductorChoices,), {"__module__": HERE, "__qualname__": "MyChoices"})
+    with torch._inductor.config.patch(inductor_choices_class=choices):
+        violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified("MyChoices")
+    assert "torch._inductor.config.inductor_choices_class" in violation.reason
+
+
+def _callable_config_keys():
+    """Every Inductor/functorch key torch types as holding a callable that lite mode neither
+    forces nor treats as a custom hook: derived from torch's own type annotations."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    from lite_compiler.config import derive_configs, registry
+
+    forced_inductor, forced_functorch = derive_configs(registry())
+    hooked = {key for _, key in _custom_hooks()}
+    keys = []
+    for module, forced in ((inductor_config, forced_inductor), (functorch_config, forced_functorch)):
+        for key, entry in module._config.items():
+            if "Callable" in str(getattr(entry, "value_type", "")) and key not in forced \
+                    and key not in hooked:
+                keys.append((module.__name__, key))
+    return keys
+
+
+def estimate(*args):
+    RAN.append("estimate")
+    return 1
+
+
+@pytest.mark.parametrize("module,key", _callable_config_keys(), ids=lambda v: v.rsplit(".", 1)[-1])
+def test_user_code_in_any_config_key_lite_mode_leaves_alone_is_refused(module, key):
+    import importlib
+
+    config = importlib.import_module(module)
+    with config.patch({key: estimate}):
+        violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified("estimate") and key in violation.reason
+
+
+def test_the_callable_config_keys_are_found_by_type_not_listed():
+    assert ("torch._inductor.config", "inductor_choices_class") in _callable_config_keys()
+
+
+def test_region_config_holding_user_code_is_refused_even_where_its_policy_is_free():
+    def fn(x):
+        with lite_compiler.region(id="r", **{"aten_distributed_optimizations.custom_runtime_estimation": estimate}):
+            return x.cos() * 2
+
+    violation = refused(fn, torch.randn(8))
+    assert violation.pass_name == qualified("estimate")
+    assert "region 'r' sets it" in violation.reason
+
+
+def test_torch_own_class_in_a_callable_config_key_is_not_refused():
+    from torch._inductor.choices import InductorChoices
+
+    with torch._inductor.config.patch(inductor_choices_class=InductorChoices):
+        compile_lite(region_fn, fullgraph=True)(torch.randn(8))
+    assert not lite_compiler.last_ledger().refused
+
+
+# ---- monkeypatching torch's passes ----------------------------------------------------------------
+
+def _patch_view_to_reshape(monkeypatch, use_wraps):
+    import torch._inductor.compile_fx as compile_fx
+
+    original = compile_fx.view_to_reshape
+
+    def view_to_reshape_and_more(gm):
+        original(gm)
+        mul_to_add(gm.graph)
+        gm.recompile()
+
+    if use_wraps:  # looks like torch's by __module__ and __qualname__
+        view_to_reshape_and_more = functools.wraps(original)(view_to_reshape_and_more)
+    monkeypatch.setattr(compile_fx, "view_to_reshape", view_to_reshape_and_more)
+    return qualified("_patch_view_to_reshape.<locals>.view_to_reshape_and_more")
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("use_wraps", [False, True], ids=["plain", "functools.wraps"])
+def test_monkeypatched_allowed_torch_pass_runs_as_itself_and_is_refused(monkeypatch, use_wraps, dynamic):
+    """view_to_reshape is allowed (lite = "always"); code put in its place does not inherit that."""
+    name = _patch_view_to_reshape(monkeypatch, use_wraps)
+    violation = refused(region_fn, torch.randn(8), dynamic=dynamic)
+    assert violation.pass_name == name and RAN == []
+    assert "stands in for torch's 'view_to_reshape' at torch._inductor.compile_fx:view_to_reshape" \
+        in violation.reason
+    first_line = str(violation).splitlines()[0]
+    assert name in first_line and "register it under this name, or remove the patch" in first_line
+
+
+def test_monkeypatched_allowed_torch_pass_registered_by_its_own_name_runs_and_is_recorded(
+        monkeypatch, tmp_path):
+    name = _patch_view_to_reshape(monkeypatch, use_wraps=True)
+    user_registry(monkeypatch, tmp_path, (name, "post_grad", "region"))
+    compile_lite(region_fn)(torch.randn(8))
+    assert RAN == ["mul_to_add"]
+    rows = {e.name: e for e in lite_compiler.last_ledger()}
+    assert rows[name].allowed and rows["view_to_reshape"].allowed
+
+
+def test_monkeypatched_scheduler_method_is_refused(monkeypatch):
+    from torch._inductor.scheduler import Scheduler
+
+    original = Scheduler.fuse_nodes
+
+    def fuse_nodes(self, nodes):
+        RAN.append("fuse_nodes")
+        return original(self, nodes)
+
+    monkeypatch.setattr(Scheduler, "fuse_nodes", fuse_nodes)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified("test_monkeypatched_scheduler_method_is_refused.<locals>.fuse_nodes")
+    assert RAN == []
+
+
+def test_monkeypatched_gated_pass_is_refused_even_with_its_gate_off(monkeypatch):
+    """decide_layout_opt counts as a pass only when layout_optimization is on (off in lite), but
+    GraphLowering calls it always: code put there runs, so it is checked whatever the gate says."""
+    from torch._inductor.graph import GraphLowering
+
+    def decide_layout_opt(gm, *, is_inference):
+        RAN.append("decide_layout_opt")
+        return False
+
+    monkeypatch.setattr(GraphLowering, "decide_layout_opt", staticmethod(decide_layout_opt))
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.decide_layout_opt") and RAN == []
+
+
+def test_monkeypatched_partitioner_is_refused(monkeypatch):
+    import functorch.compile
+
+    original = functorch.compile.min_cut_rematerialization_partition
+
+    @functools.wraps(original)
+    def partition(joint, *args, **kwargs):
+        RAN.append("partition")
+        return original(joint, *args, **kwargs)
+
+    monkeypatch.setattr(functorch.compile, "min_cut_rematerialization_partition", partition)
+    violation = refused(plain_fn, torch.randn(8, requires_grad=True), backward=True)
+    assert violation.pass_name.endswith("<locals>.partition") and RAN == []
+    assert "torch's min_cut_rematerialization_partition" in violation.reason
+
+
+def test_monkeypatched_graph_runner_outside_regions_is_refused(monkeypatch):
+    """boxed_nop runs the graph outside regions (as for aot_eager): a replacement could run
+    anything, so it runs as itself."""
+    import torch._dynamo.backends.debugging as debugging
+
+    original = debugging.boxed_nop
+
+    def boxed_nop(gm, example_inputs):
+        RAN.append("boxed_nop")
+        return original(gm, example_inputs)
+
+    monkeypatch.setattr(debugging, "boxed_nop", boxed_nop)
+    violation = refused(plain_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.boxed_nop") and RAN == []
+
+
+def test_monkeypatched_unhooked_pipeline_step_is_refused_by_effect(monkeypatch):
+    """A function no hook names (its provenance is not checked) that changes the region graph:
+    caught by what it did."""
+    import torch._inductor.compile_fx as compile_fx
+
+    original = compile_fx._recursive_post_grad_passes
+
+    def _recursive_post_grad_passes(gm, is_inference=False):
+        mul_to_add(gm.graph)
+        gm.recompile()
+        return original(gm, is_inference=is_inference)
+
+    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", _recursive_post_grad_passes)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.kind == "effect" and violation.stage == "lowering"
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in violation.reason
+
+
+def test_pass_that_acts_only_on_the_second_compile_is_refused_there(monkeypatch):
+    """Recompiles (a new shape) go through the guard like the first compile."""
+    import torch._functorch.partitioners as partitioners
+
+    original = partitioners.reordering_to_mimic_autograd_engine
+    calls = []
+
+    def reordering_to_mimic_autograd_engine(gm):
+        gm = original(gm)
+        calls.append(1)
+        if len(calls) == 2:
+            mul_to_add(gm.graph)
+            gm.recompile()
+        return gm
+
+    monkeypatch.setattr(partitioners, "reordering_to_mimic_autograd_engine", reordering_to_mimic_autograd_engine)
+    compiled = compile_lite(plain_fn, dynamic=False)
+    compiled(torch.randn(8, requires_grad=True)).sum().backward()
+    assert RAN == [] and not lite_compiler.last_ledger().refused
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        compiled(torch.randn(9, requires_grad=True)).sum().backward()
+    assert err.value.kind == "effect" and err.value.stage == "aot" and RAN == ["mul_to_add"]
+
+
+# ---- lowerings and decompositions -----------------------------------------------------------------
+
+def _override_cos_lowering(monkeypatch, table_name):
+    from torch._inductor import lowering
+
+    def cos_as_sin(x):
+        RAN.append("cos_as_sin")
+        return lowering.lowerings[aten.sin.default](x)
+
+    monkeypatch.setitem(getattr(lowering, table_name), aten.cos.default, cos_as_sin)
+    return qualified("_override_cos_lowering.<locals>.cos_as_sin")
+
+
+@pytest.mark.parametrize("table", ["lowerings", "user_lowerings"])
+def test_lowering_override_is_refused_by_its_identity(monkeypatch, table):
+    name = _override_cos_lowering(monkeypatch, table)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == name and RAN == []
+    assert f"the lowering of aten.cos.default in torch._inductor.lowering.{table}" in violation.reason
+
+
+def test_lowering_override_through_register_lowering_is_refused(monkeypatch):
+    from torch._inductor import lowering
+
+    monkeypatch.setitem(lowering.lowerings, aten.cos.default, lowering.lowerings[aten.cos.default])
+
+    def cos_plus_one(x):
+        RAN.append("cos_plus_one")
+        return lowering.lowerings[aten.sin.default](x)
+
+    lowering.register_lowering(aten.cos.default)(cos_plus_one)  # torch's own wrapper around it
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.cos_plus_one") and RAN == []
+
+
+def test_lowering_override_registered_for_regions_runs_there(monkeypatch, tmp_path):
+    name = _override_cos_lowering(monkeypatch, "lowerings")
+    user_registry(monkeypatch, tmp_path, (name, "lowering", "region"))
+    x = torch.randn(8)
+    out = compile_lite(region_fn)(x)
+    assert RAN and torch.allclose(out, (x.sin() * 2).sin() * 2 * 3)  # the override ran
+    (row,) = [e for e in lite_compiler.last_ledger() if e.name == name]
+    assert row.allowed and "region[r]" in row.graph
+
+
+def _edit_cos_decomposition(monkeypatch):
+    from torch._inductor import decomposition
+
+    def cos_as_sin(x):
+        RAN.append("cos_as_sin")
+        return torch.sin(x)
+
+    monkeypatch.setitem(decomposition.decompositions, aten.cos.default, cos_as_sin)
+    return qualified("_edit_cos_decomposition.<locals>.cos_as_sin")
+
+
+def test_decomposition_table_edit_used_inside_a_region_is_refused(monkeypatch):
+    name = _edit_cos_decomposition(monkeypatch)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == name and RAN == []
+    assert "a decomposition in Inductor's table" in violation.reason
+
+
+def test_decomposition_table_edit_never_runs_outside_regions_and_lite_is_bitwise_aot_eager(monkeypatch):
+    def fn(x):
+        y = x.cos() * 2  # cos outside the region: the edited decomposition must not apply
+        with lite_compiler.region(id="r"):
+            y = y.exp()
+        return y.cos() + x
+
+    _edit_cos_decomposition(monkeypatch)
+    x = torch.randn(8)
+    out = compile_lite(fn)(x)
+    assert RAN == []
+    ref = aot_eager(fn, x)
+    # Outside the region (cos, mul, cos, add) is ATen; the region's exp may round differently.
+    assert torch.allclose(out, ref)
+    assert torch.equal(compile_lite(plain_fn)(x), aot_eager(plain_fn, x)) and RAN == []
+
+
+def test_torch_own_lowerings_and_decompositions_pass_the_provenance_check():
+    """The check refuses nothing of torch's own (else every region compile would fail)."""
+    import torch._inductor.compile_fx  # noqa: F401  (imports every lowering)
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import select_decomp_table
+
+    from lite_compiler.provenance import foreign_identity
+
+    assert not [k for k, v in lowering.lowerings.items() if foreign_identity(v)]
+    assert not [k for k, v in select_decomp_table().items() if foreign_identity(v)]
+
+
+# ---- pattern matcher registrations ----------------------------------------------------------------
+
+@pytest.fixture
+def third_party_pattern():
+    """A third-party module's import-time registration into Inductor's own post-grad pattern
+    pass (register_graph_pattern), taken out afterwards."""
+    from torch._inductor.fx_passes import post_grad
+    from torch._inductor.pattern_matcher import Arg, CallFunction, register_graph_pattern
+
+    target = post_grad.pass_patterns[0]
+    saved = {key: list(entries) for key, entries in target.patterns.items()}
+
+    def rewrite_cos(match, x):
+        RAN.append("rewrite_cos")
+
+    register_graph_pattern(CallFunction(aten.cos.default, Arg()), pass_dict=target)(rewrite_cos)
+    yield
+    target.patterns.clear()
+    target.patterns.update(saved)
+
+
+def test_pattern_registered_into_torch_pattern_pass_never_runs_in_lite(third_party_pattern):
+    x = torch.randn(8)
+    compile_lite(region_fn)(x)
+    assert RAN == [] and not lite_compiler.last_ledger().refused
+    assert torch.equal(compile_lite(plain_fn)(x), aot_eager(plain_fn, x)) and RAN == []
+
+
+@pytest.mark.slow
+def test_the_same_pattern_does_run_in_default_mode(third_party_pattern):
+    """The attack is real: default Inductor applies the registered pattern."""
+    torch.compile(plain_fn)(torch.randn(8))
+    assert "rewrite_cos" in RAN
+
+
+def test_own_pattern_pass_named_like_an_allowed_torch_pass_is_refused(monkeypatch):
+    """A PatternMatcherPass named "fx_graph_cse" (an allowed torch name) applied from outside
+    torch is qualified by the applying module: no borrowed permission."""
+    import torch._inductor.compile_fx as compile_fx
+    from torch._inductor.pattern_matcher import PatternMatcherPass
+
+    original = compile_fx._recursive_post_grad_passes
+    mine = PatternMatcherPass(pass_name="fx_graph_cse")
+
+    def _recursive_post_grad_passes(gm, is_inference=False):
+        mine.apply(gm)
+        return original(gm, is_inference=is_inference)
+
+    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", _recursive_post_grad_passes)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified("fx_graph_cse")
+
+
+# ---- partitioner config, caches across modes ------------------------------------------------------
+
+class TwoLayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(16, 64), torch.nn.Linear(64, 16)
+
+    def forward(self, x):
+        return self.b(torch.nn.functional.gelu(self.a(x)).sin()).sum()
+
+
+def _loss_and_grads(model, x, backend):
+    torch._dynamo.reset()
+    model.zero_grad()
+    loss = torch.compile(model, backend=backend)(x)
+    loss.backward()
+    return [loss.detach()] + [p.grad.clone() for p in model.parameters()]
+
+
+def test_activation_memory_budget_set_by_the_user_is_overridden_loudly_and_bits_are_aot_eager():
+    model, x = TwoLayer(), torch.randn(4, 16)
+    reference = _loss_and_grads(model, x, "aot_eager")
+    with torch._functorch.config.patch(activation_memory_budget=0.3), \
+            pytest.warns(lite_compiler.LiteSettingOverridden, match="activation_memory_budget"):
+        ours = _loss_and_grads(model, x, "lite")
+    assert all(torch.equal(a, b) for a, b in zip(ours, reference))
+    assert any(e.name == "config activation_memory_budget" and not e.allowed
+               for e in lite_compiler.last_ledger())
+
+
+def test_default_mode_compile_of_the_same_function_is_never_replayed_in_lite_mode():
+    """Dynamo, AOTAutograd and FX graph caches warm from a default-mode compile of the same
+    function: the lite compile compiles afresh (its own ledger) and is bitwise aot_eager."""
+    x = torch.randn(8, requires_grad=True)
+    with torch._inductor.config.patch(fx_graph_cache=True), \
+            torch._functorch.config.patch(enable_autograd_cache=True):
+        torch._dynamo.reset()
+        torch.compile(plain_fn)(x).sum().backward()  # default Inductor, caches warm
+        lite = torch.compile(plain_fn, backend="lite")  # no reset: same code object
+        out = lite(x)
+    ledger = lite_compiler.last_ledger()
+    assert any(name.endswith("/fw") for name in ledger.graph_code)  # compiled by the lite compiler
+    assert torch.equal(out, aot_eager(plain_fn, x.detach()))
+
+
+def test_a_region_compiles_afresh_even_with_the_fx_graph_cache_switched_on():
+    """A cache hit would skip every pass the guard must see: regions never read the cache."""
+    with torch._inductor.config.patch(fx_graph_cache=True):
+        for _ in range(2):
+            compile_lite(region_fn)(torch.randn(8))
+            assert "fuse_nodes" in lite_compiler.last_ledger().names()
+
+
+# ---- GPU: CUDA graphs ------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_monkeypatched_pass_is_refused_under_lite_cuda_graphs(monkeypatch):
+    name = _patch_view_to_reshape(monkeypatch, use_wraps=True)
+    torch._dynamo.reset()
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        torch.compile(region_fn, backend="lite", options={"cudagraphs": True})(
+            torch.randn(8, device="cuda"))
+    assert err.value.pass_name == name and RAN == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_lite_cuda_graphs_outside_regions_are_bitwise_aot_eager_with_a_pattern_registered(third_party_pattern):
+    x = torch.randn(64, device="cuda", requires_grad=True)
+    torch._dynamo.reset()
+    compiled = torch.compile(plain_fn, backend="lite", options={"cudagraphs": True})
+    outs = [compiled(x) for _ in range(3)]
+    ref = aot_eager(plain_fn, x)
+    assert RAN == [] and all(torch.equal(o, ref) for o in outs)
