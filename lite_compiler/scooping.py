@@ -46,9 +46,21 @@ def adopt_enclosed(gm: torch.fx.GraphModule) -> list[tuple[str, Any]]:
         if not any(is_annotated(i) and region_key(annotation_of(i.meta)) == key
                    for i in node.all_input_nodes):
             continue
+        if _needs_decomposition(node.target):
+            continue
         node.meta["custom"] = {**(node.meta.get("custom") or {}), ANNOTATION_KEY: users[0]}
         adopted.append((node.name, key))
     return adopted
+
+
+def _needs_decomposition(target: Any) -> bool:
+    """An op Inductor lowers only through its decomposition (aten.silu_backward): traced outside
+    a region it was not decomposed, and Inductor refuses it whole ("both a fallback and a decomp
+    for same op"). It stays outside, run as its ATen op. (The backward of an in-place op in a
+    region, nn.SiLU(inplace=True), links to no forward node by seq_nr and arrives like this.)"""
+    from torch._inductor.decomposition import select_decomp_table
+
+    return target in select_decomp_table()
 
 
 def group_regions(gm: torch.fx.GraphModule) -> dict[Any, list[torch.fx.Node]]:

@@ -51,3 +51,29 @@ def test_checkpointed_random_op_replays_the_forward_draws():
     forward = next(text for name, text in code.items() if name.endswith("/fw"))
     backward = next(text for name, text in code.items() if name.endswith("/bw"))
     assert "run_and_save_rng_state" in forward and "run_with_rng_state" in backward
+
+
+class SqueezeExciteInplace(torch.nn.Module):
+    """timm's SqueezeExcite shape, with nn.SiLU(inplace=True), the whole block in a region."""
+
+    def __init__(self):
+        super().__init__()
+        self.reduce, self.expand = torch.nn.Conv2d(4, 2, 1), torch.nn.Conv2d(2, 4, 1)
+        self.act = torch.nn.SiLU(inplace=True)
+
+    def forward(self, x):
+        with lite_compiler.region(id="se"):
+            return x * self.expand(self.act(self.reduce(x.mean((2, 3), keepdim=True)))).sigmoid()
+
+
+def test_backward_of_an_inplace_activation_in_a_region_compiles():
+    # silu_'s backward links to no forward node by seq_nr, so it was traced undecomposed; the
+    # region adopted it and Inductor refused it ("both a fallback and a decomp for same op").
+    torch._dynamo.reset()
+    x = torch.randn(2, 4, 4, 4, requires_grad=True)
+    out = torch.compile(SqueezeExciteInplace(), backend="lite")(x)
+    out.sum().backward()
+    ledger = lite_compiler.last_ledger()
+    assert any("/bw/region[se]" in name and "cpp_fused" in code for name, code in ledger.region_code.items())
+    backward = next(text for name, text in ledger.graph_code.items() if name.endswith("/bw"))
+    assert "torch.ops.aten.silu_backward.default" in backward  # run outside, as its ATen op
