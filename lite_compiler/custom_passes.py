@@ -237,12 +237,11 @@ def refuse_foreign_config_code(registry: Any) -> None:
             except (AttributeError, KeyError):
                 continue
             for code in provenance.code_in(value):
-                foreign = provenance.foreign_identity(code)
-                if foreign is not None:
-                    guard.check(foreign, stage, "function", where=(
-                        f"it is set as {module_name}.{key}, which lite mode neither forces nor"
-                        " calls as a custom pass; register it under this name, or leave the key"
-                        " at its default for lite compiles"))
+                # Inductor's config is read only by region compiles: lite = "region" allows it.
+                provenance.check_code(code, stage, (
+                    f"it is set as {module_name}.{key}, which lite mode neither forces nor calls"
+                    " as a custom pass; register it under this name, or leave the key at its"
+                    " default for lite compiles"), in_region=stage == "lowering")
 
 
 def _unforced_keys(registry: Any, module_name: str, config: Any) -> tuple[str, ...]:

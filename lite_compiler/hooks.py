@@ -157,15 +157,18 @@ def guarded(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
     is_scheduler_method = hook.target.split(":")[1].startswith("Scheduler.")
     # A torch pass's permission is for torch's code: foreign code at its hook (a monkeypatch,
     # functools.wraps or not) runs as itself and must be registered (lite_compiler.provenance).
-    foreign = None if is_qualified(hook.name) else provenance.foreign_identity(fn)
+    torch_pass = not is_qualified(hook.name)
     replaced = (f"it stands in for torch's '{hook.name}' at {hook.target} (a monkeypatch): register"
                 " it under this name, or remove the patch for lite compiles")
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if foreign is not None and guard.current_session() is not None:
+        if guard.current_session() is None:
+            return fn(*args, **kwargs)
+        foreign = provenance.foreign_identity(fn) if torch_pass else None  # asked at each call:
+        if foreign is not None:  # a __code__ swapped in place changes no attribute
             guard.check(foreign, hook.stage, "function", where=replaced)  # whether enabled or not
-        if guard.current_session() is None or not hook.enabled():
+        if not hook.enabled():
             return fn(*args, **kwargs)
         with guard.timed(hook.name, hook.stage, hook.kind) as record:
             if hook.reorder:

@@ -38,7 +38,19 @@ def _code_identity(fn: Any) -> tuple[str, str] | None:
     if code is None:
         return None
     module = (getattr(fn, "__globals__", None) or {}).get("__name__", "<unknown>")
+    if _file_in_torch(code.co_filename) != _file_in_torch(getattr(sys.modules.get(module), "__file__", "") or ""):
+        module = _module_of_file(code.co_filename) or module  # code swapped into another function
     return code.co_filename, qualified_name(module, getattr(code, "co_qualname", code.co_name))
+
+
+def _module_of_file(filename: str) -> str | None:
+    """The imported module compiled from ``filename`` (asked only for foreign code)."""
+    real = os.path.realpath(filename)
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path and os.path.realpath(path) == real:
+            return name
+    return None
 
 
 def _layers(obj: Any) -> list[Any]:
@@ -61,20 +73,20 @@ def _layers(obj: Any) -> list[Any]:
 def foreign_identity(obj: Any) -> str | None:
     """None if ``obj`` is torch's own code (or code provenance cannot apply: a builtin); else
     the identity of the first layer defined outside torch, the name the registry must hold."""
-    try:
-        cached = _CACHE.get(id(obj))
-        if cached is not None and cached[0] is obj:
-            return cached[1]
-    except TypeError:
-        cached = None
+    # Keyed by the object and the code objects it runs now: a function whose __code__ was
+    # swapped in place is looked at again.
+    codes = tuple(getattr(layer, "__code__", None) for layer in _layers(obj))
+    cached = _CACHE.get(id(obj))
+    if cached is not None and cached[0] is obj and cached[1] == codes:
+        return cached[2]
     found = _foreign(obj)
     if len(_CACHE) > 8192:
         _CACHE.clear()
-    _CACHE[id(obj)] = (obj, found)  # the object is held: its id is never recycled
+    _CACHE[id(obj)] = (obj, codes, found)  # the object is held: its id is never recycled
     return found
 
 
-_CACHE: dict[int, tuple[Any, str | None]] = {}
+_CACHE: dict[int, tuple[Any, tuple[Any, ...], str | None]] = {}
 
 
 def _foreign(obj: Any) -> str | None:
@@ -129,6 +141,12 @@ def code_in(value: Any) -> list[Any]:
 def check_region_code(obj: Any, stage: str, where: str) -> None:
     """Refuse foreign code about to run inside an annotated region unless the registry allows
     it there (lite = "region" or "always"); torch's own code passes at the cost of a lookup."""
+    check_code(obj, stage, where, in_region=True)
+
+
+def check_code(obj: Any, stage: str, where: str, in_region: bool = False) -> None:
+    """Refuse foreign code unless the registry allows it; ``in_region``: it runs only inside
+    annotated regions (Inductor's config, decompositions, lowerings), so lite = "region" allows it."""
     foreign = foreign_identity(obj)
     if foreign is None:
         return
@@ -137,8 +155,11 @@ def check_region_code(obj: Any, stage: str, where: str) -> None:
     outer = guard.current_session()
     if outer is None:
         return
-    # The same session, judged as inside a region (the code runs only there); pushed directly:
-    # the hooks are installed already (lite_compiler.session would import back into this module).
+    if not in_region or outer.in_region:
+        guard.check(foreign, stage, "function", where=where)
+        return
+    # The same session, judged as inside a region; pushed directly: the hooks are installed
+    # already (lite_compiler.session would import back into this module).
     guard.push(guard.Session(outer.mode, outer.registry, outer.ledger, graph=outer.graph,
                              in_region=True, effects=outer.effects))
     try:

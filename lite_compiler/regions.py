@@ -150,6 +150,10 @@ def compile_regions(
             if session is not None and session.effects is not None:
                 # From here to lowering, only registered passes may change the region graph.
                 session.effects.expect(submod.graph, "the region's scooped graph")
+            if session is not None and session.registry is not None:
+                # Config set since the compile began (by a custom op's code, say), and the
+                # region's own configs: user code there is checked before Inductor reads it.
+                custom_passes.refuse_disallowed(session.registry)
             _run_region_custom_passes(submod)
             aten_module = _aten_copy(submod) if fusion is not None else None
             compiled = None  # stays None only when ``fusion.contained`` kept a group's failure

@@ -341,6 +341,10 @@ def _override_cos_lowering(monkeypatch, table_name):
 
 @pytest.mark.parametrize("table", ["lowerings", "user_lowerings"])
 def test_lowering_override_is_refused_by_its_identity(monkeypatch, table):
+    from torch._inductor import lowering
+
+    if not hasattr(lowering, table):
+        pytest.skip(f"torch {torch.__version__} has no {table}")
     name = _override_cos_lowering(monkeypatch, table)
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name == name and RAN == []
@@ -528,12 +532,12 @@ def test_a_region_compiles_afresh_even_with_the_fx_graph_cache_switched_on():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_monkeypatched_pass_is_refused_under_lite_cuda_graphs(monkeypatch):
-    name = _patch_view_to_reshape(monkeypatch, use_wraps=True)
+    _patch_view_to_reshape(monkeypatch, use_wraps=True)
     torch._dynamo.reset()
     with pytest.raises(lite_compiler.LitePassViolation) as err:
         torch.compile(region_fn, backend="lite", options={"cudagraphs": True})(
             torch.randn(8, device="cuda"))
-    assert err.value.pass_name == name and RAN == []
+    assert err.value.pass_name.endswith("view_to_reshape_and_more") and RAN == []
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -544,3 +548,87 @@ def test_lite_cuda_graphs_outside_regions_are_bitwise_aot_eager_with_a_pattern_r
     outs = [compiled(x) for _ in range(3)]
     ref = aot_eager(plain_fn, x)
     assert RAN == [] and all(torch.equal(o, ref) for o in outs)
+
+
+# ---- more ways in --------------------------------------------------------------------------------
+
+def test_user_code_registered_for_regions_in_a_config_key_runs_and_is_recorded(monkeypatch, tmp_path):
+    from torch._inductor.choices import InductorChoices
+
+    class CountingChoices(InductorChoices):
+        def __init__(self):
+            RAN.append("choices")
+            super().__init__()
+
+    name = qualified(CountingChoices.__qualname__)
+    user_registry(monkeypatch, tmp_path, (name, "lowering", "region"))
+    with torch._inductor.config.patch(inductor_choices_class=CountingChoices):
+        compile_lite(region_fn)(torch.randn(8))
+    assert not lite_compiler.last_ledger().refused
+    rows = [e for e in lite_compiler.last_ledger() if e.name == name]
+    assert rows and all(e.allowed for e in rows)
+
+
+def test_user_pass_set_while_the_compile_runs_is_refused_before_the_region_compiles():
+    """A custom op's Python code (here: its fake kernel, run while AOTAutograd traces) installs a
+    pass after lite mode checked the config: the region compile checks again."""
+
+    @torch.library.custom_op("lite_redteam::sneaky", mutates_args=())
+    def sneaky(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    @sneaky.register_fake
+    def _(x):
+        torch._inductor.config.post_grad_custom_post_pass = mul_to_add
+        return torch.empty_like(x)
+
+    def fn(x):
+        y = sneaky(x)
+        with lite_compiler.region(id="r"):
+            return y.cos() * 2
+
+    try:
+        violation = refused(fn, torch.randn(8))
+    finally:
+        torch._inductor.config.post_grad_custom_post_pass = None
+    assert violation.pass_name == qualified("mul_to_add") and RAN == []
+
+
+def test_torch_function_whose_code_was_swapped_in_place_runs_as_the_new_code(monkeypatch):
+    """No attribute changes at all: view_to_reshape's own function object gets another
+    __code__. Provenance reads the code that runs, so it is still seen."""
+    import torch._inductor.compile_fx as compile_fx
+
+    def swapped(gm):
+        RAN.append("swapped")
+
+    monkeypatch.setattr(compile_fx.view_to_reshape, "__code__", swapped.__code__)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified(
+        "test_torch_function_whose_code_was_swapped_in_place_runs_as_the_new_code.<locals>.swapped")
+    assert RAN == []
+
+
+def test_monkeypatched_region_compiler_entry_is_refused(monkeypatch):
+    import torch._inductor.compile_fx as compile_fx
+
+    original = compile_fx.compile_fx_inner
+
+    def compile_fx_inner(*args, **kwargs):
+        RAN.append("compile_fx_inner")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(compile_fx, "compile_fx_inner", compile_fx_inner)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.compile_fx_inner") and RAN == []
+    assert "torch's compile_fx_inner" in violation.reason
+
+
+@pytest.mark.parametrize("key", ["reorder_for_compute_comm_overlap_passes", "custom_should_partition_ops"])
+def test_forced_list_config_set_by_the_user_is_overridden_loudly_and_never_runs(key):
+    value = [mul_to_add] if key.startswith("reorder") else ["aten::cos"]
+    with torch._inductor.config.patch({key: value}), \
+            pytest.warns(lite_compiler.LiteSettingOverridden, match=key):
+        compile_lite(region_fn)(torch.randn(8))
+    assert RAN == []
+    assert any(e.name == f"config {key}" and not e.allowed for e in lite_compiler.last_ledger())
