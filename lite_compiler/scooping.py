@@ -54,13 +54,15 @@ def adopt_enclosed(gm: torch.fx.GraphModule) -> list[tuple[str, Any]]:
 
 
 def _needs_decomposition(target: Any) -> bool:
-    """An op Inductor lowers only through its decomposition (aten.silu_backward): traced outside
-    a region it was not decomposed, and Inductor refuses it whole ("both a fallback and a decomp
-    for same op"). It stays outside, run as its ATen op. (The backward of an in-place op in a
-    region, nn.SiLU(inplace=True), links to no forward node by seq_nr and arrives like this.)"""
+    """An op Inductor lowers only through its decomposition (aten.silu_backward: no lowering of its
+    own, unlike aten.add, which has both): traced outside a region it was not decomposed, and
+    Inductor refuses it whole ("both a fallback and a decomp for same op"). It stays outside, run
+    as its ATen op. (The backward of an in-place op in a region, nn.SiLU(inplace=True), links to
+    no forward node by seq_nr and arrives like this.)"""
     from torch._inductor.decomposition import select_decomp_table
+    from torch._inductor.lowering import lowerings
 
-    return target in select_decomp_table()
+    return target in select_decomp_table() and target not in lowerings
 
 
 def group_regions(gm: torch.fx.GraphModule) -> dict[Any, list[torch.fx.Node]]:
