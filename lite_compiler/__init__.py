@@ -10,16 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lite_compiler.annotate import LiteRegionNotCompiled, region, region_fn
-from lite_compiler.errors import (
-    LiteCompilerError,
-    LiteConfigError,
-    LitePassViolation,
-    LiteRegionConfigError,
-    LiteSettingOverridden,
-)
-from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
-from lite_compiler.module_regions import ModuleRegions, RegionRule, module_regions, regions_of
+from lite_compiler.gc_deferral import full_collections_deferred
 
 __all__ = [
     "Ledger", "LedgerEntry", "LiteCompilerError", "LiteConfigError", "LitePassViolation",
@@ -66,4 +57,18 @@ def _install() -> None:
     install_lite_mode()
 
 
-_install()
+# Importing lite_compiler imports torch._dynamo (our errors subclass its exceptions) and checks
+# the registry: full garbage collections wait until that is done (lite_compiler.gc_deferral).
+with full_collections_deferred():
+    from lite_compiler.annotate import LiteRegionNotCompiled, region, region_fn
+    from lite_compiler.errors import (
+        LiteCompilerError,
+        LiteConfigError,
+        LitePassViolation,
+        LiteRegionConfigError,
+        LiteSettingOverridden,
+    )
+    from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
+    from lite_compiler.module_regions import ModuleRegions, RegionRule, module_regions, regions_of
+
+    _install()

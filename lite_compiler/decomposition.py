@@ -15,6 +15,7 @@ from typing import Any
 
 from lite_compiler.annotate import annotation_of
 from lite_compiler.guard import timed
+from lite_compiler.provenance import check_region_code
 
 
 def current_annotation() -> Any:
@@ -64,6 +65,9 @@ def _selective(decomposition: Callable[..., Any]) -> Callable[..., Any]:
     def decompose_if_annotated(*args: Any, **kwargs: Any) -> Any:
         if current_annotation() is None:
             return NotImplemented
+        # An entry edited into Inductor's table runs as itself: registered, or refused.
+        check_region_code(decomposition, "aot", "it is a decomposition in Inductor's table (an"
+                          " edit of torch's); register it under this name, or remove it for lite compiles")
         return decomposition(*args, **kwargs)
 
     decompose_if_annotated.__wrapped__ = decomposition  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from typing import Any
 
 from lite_compiler import guard, hooks
 from lite_compiler.effects import EffectState
+from lite_compiler.gc_deferral import full_collections_deferred
 from lite_compiler.guard import Session
 from lite_compiler.ledger import Ledger
 
@@ -49,11 +50,15 @@ def scope(graph: str, in_region: bool) -> Iterator[Session | None]:
 
 @contextlib.contextmanager
 def _pushed(new: Session) -> Iterator[None]:
-    if guard.current_session() is None:
-        hooks.acquire(new.registry)
-    guard.push(new)
-    try:
-        yield
-    finally:
-        if guard.pop():
-            hooks.release()
+    outermost = guard.current_session() is None
+    # The thread's outermost session is a compile (or a stage of it) running: full garbage
+    # collections wait meanwhile (lite_compiler.gc_deferral says why).
+    with full_collections_deferred() if outermost else contextlib.nullcontext():
+        if outermost:
+            hooks.acquire(new.registry)
+        guard.push(new)
+        try:
+            yield
+        finally:
+            if guard.pop():
+                hooks.release()

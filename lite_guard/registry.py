@@ -6,14 +6,12 @@ executes anything from the files, so the linter, the CLI and the compiler can al
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
@@ -56,33 +54,69 @@ _BASE_FIELDS = {"name", "role", "name_arg", "name_position", "members", "torch",
 _TABLES = ("pass", "config", "pipeline", "base")
 
 
+class _Entry:
+    """A registry entry: a frozen record, equal, hashed and shown by its fields' values.
 
-class _VersionRanged:
-    """An entry that exists only in the torch releases its ``torch`` range names."""
+    Written by hand rather than as a frozen dataclass: a dataclass's methods are generated as
+    source text and compiled when its module is imported, about 1 ms of every import per class
+    (every lite compile imports this module). Instances keep their fields in ``__dict__``, so
+    pickling (lite_guard.registry_cache) stores and restores them as it did the dataclasses'.
+    """
 
+    FIELDS: tuple[str, ...] = ()  # the fields, in constructor order
     torch: str
 
+    def _values(self) -> tuple[Any, ...]:
+        values = self.__dict__
+        return tuple(values[name] for name in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(self.FIELDS, self._values()))
+        return f"{type(self).__name__}({shown})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field '{name}': registry entries are frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field '{name}': registry entries are frozen")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name, in constructor order (what ``dataclasses.asdict`` gave)."""
+        return dict(zip(self.FIELDS, self._values()))
+
     def exists_in(self, torch_version: str | None) -> bool:
+        """Whether the entry exists in that torch release (its ``torch`` range names it)."""
         return _version_matches(self.torch, torch_version)
 
 
-@dataclass(frozen=True)
-class PassEntry(_VersionRanged):
-    name: str
-    stage: str
-    lite: str
-    why: str = ""
-    gated_by: tuple[str, ...] = ()
-    kind: str = "function"
-    # Where the runtime guard intercepts the pass ("module:qualname"); for kind = "custom_hook",
-    # the config attribute that holds user passes ("torch._inductor.config:post_grad_custom_pass").
-    hook: str = ""
-    # The pass only runs when this config key is truthy ("key", "functorch:key", dotted nested).
-    when: str = ""
-    torch: str = ""
-    source: str = ""
-    origin: str = ""
-    line: int = 0
+def _set_fields(entry: _Entry, **values: Any) -> None:
+    entry.__dict__.update(values)  # frozen: __setattr__ refuses every later assignment
+
+
+class PassEntry(_Entry):
+    FIELDS = ("name", "stage", "lite", "why", "gated_by", "kind", "hook", "when", "torch",
+              "source", "origin", "line")
+
+    def __init__(self, name: str, stage: str, lite: str, why: str = "",
+                 gated_by: tuple[str, ...] = (), kind: str = "function",
+                 # Where the runtime guard intercepts the pass ("module:qualname"); for kind =
+                 # "custom_hook", the config attribute that holds user passes
+                 # ("torch._inductor.config:post_grad_custom_pass").
+                 hook: str = "",
+                 # The pass only runs when this config key is truthy ("key", "functorch:key",
+                 # dotted nested).
+                 when: str = "",
+                 torch: str = "", source: str = "", origin: str = "", line: int = 0) -> None:
+        _set_fields(self, name=name, stage=stage, lite=lite, why=why, gated_by=gated_by, kind=kind,
+                    hook=hook, when=when, torch=torch, source=source, origin=origin, line=line)
 
     @property
     def lite_safe(self) -> bool:
@@ -107,18 +141,16 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-@dataclass(frozen=True)
-class ConfigEntry(_VersionRanged):
-    key: str
-    lite_value: Any = UNSET
-    module: str = "inductor"
-    kind: str = "pass_gate"
-    type: str = ""
-    region: Any = ""  # "" means the default: "forced" when lite_value is set, else "free"
-    why: str = ""
-    torch: str = ""
-    origin: str = ""
-    line: int = 0
+class ConfigEntry(_Entry):
+    FIELDS = ("key", "lite_value", "module", "kind", "type", "region", "why", "torch", "origin",
+              "line")
+
+    def __init__(self, key: str, lite_value: Any = UNSET, module: str = "inductor",
+                 kind: str = "pass_gate", type: str = "",
+                 region: Any = "",  # "": the default, "forced" when lite_value is set, else "free"
+                 why: str = "", torch: str = "", origin: str = "", line: int = 0) -> None:
+        _set_fields(self, key=key, lite_value=lite_value, module=module, kind=kind, type=type,
+                    region=region, why=why, torch=torch, origin=origin, line=line)
 
     @property
     def forced(self) -> bool:
@@ -150,36 +182,35 @@ class ConfigEntry(_VersionRanged):
                        f" ({self.origin}:{self.line})")
 
 
-@dataclass(frozen=True)
-class PipelineEntry(_VersionRanged):
+class PipelineEntry(_Entry):
     """A function that runs passes: every graph-transforming call inside it must be registered."""
 
-    root: str  # "module:qualname"
-    stage: str
-    why: str = ""
-    torch: str = ""
-    origin: str = ""
-    line: int = 0
+    FIELDS = ("root", "stage", "why", "torch", "origin", "line")
+
+    def __init__(self, root: str,  # "module:qualname"
+                 stage: str, why: str = "", torch: str = "", origin: str = "",
+                 line: int = 0) -> None:
+        _set_fields(self, root=root, stage=stage, why=why, torch=torch, origin=origin, line=line)
 
 
-@dataclass(frozen=True)
-class BaseEntry(_VersionRanged):
+class BaseEntry(_Entry):
     """Pass vocabulary: a class whose concrete subclasses are passes (pass_class), or whose
     constructor names a pass (observer, pattern_pass: argument ``name_arg`` / ``name_position``),
     or a function that registers a pattern into a pattern pass (pattern_registration: the
     argument holding the target pass dict; none when the target is fixed by the function)."""
 
-    name: str  # "module:qualname"
-    role: str
-    name_arg: str = ""
-    name_position: int = -1
-    why: str = ""
-    torch: str = ""
-    origin: str = ""
-    line: int = 0
-    # graph_type: the FX graph class a pass is handed; ``members``: what a pass does with it
-    # (``nodes``, ``erase_node``, ...), the lint's evidence that a ``__call__`` takes a graph
-    members: tuple[str, ...] = ()
+    FIELDS = ("name", "role", "name_arg", "name_position", "why", "torch", "origin", "line",
+              "members")
+
+    def __init__(self, name: str,  # "module:qualname"
+                 role: str, name_arg: str = "", name_position: int = -1, why: str = "",
+                 torch: str = "", origin: str = "", line: int = 0,
+                 # graph_type: the FX graph class a pass is handed; ``members``: what a pass
+                 # does with it (``nodes``, ``erase_node``, ...), the lint's evidence that a
+                 # ``__call__`` takes a graph
+                 members: tuple[str, ...] = ()) -> None:
+        _set_fields(self, name=name, role=role, name_arg=name_arg, name_position=name_position,
+                    why=why, torch=torch, origin=origin, line=line, members=members)
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -231,16 +262,33 @@ def _version_matches(spec: str, torch_version: str | None) -> bool:
     return known
 
 
-@dataclass
 class Registry:
-    passes: tuple[PassEntry, ...] = ()
-    configs: tuple[ConfigEntry, ...] = ()
-    pipelines: tuple[PipelineEntry, ...] = ()
-    bases: tuple[BaseEntry, ...] = ()
-    files: tuple[Path, ...] = ()
-    _by_name: dict[str, PassEntry] = field(default_factory=dict, repr=False)
-    _by_key: dict[tuple[str, str], ConfigEntry] = field(default_factory=dict, repr=False)
-    _file_bytes: dict[Path, bytes] = field(default_factory=dict, repr=False)
+    """Every entry of the registry files in use, in load order, with lookups by name and key.
+    A plain class (not a dataclass: see _Entry); equal when every field is."""
+
+    _FIELDS = ("passes", "configs", "pipelines", "bases", "files", "_by_name", "_by_key",
+               "_file_bytes")
+    __hash__ = None  # type: ignore[assignment]  (mutable, like the dataclass it was)
+
+    def __init__(self, passes: tuple[PassEntry, ...] = (), configs: tuple[ConfigEntry, ...] = (),
+                 pipelines: tuple[PipelineEntry, ...] = (), bases: tuple[BaseEntry, ...] = (),
+                 files: tuple[Path, ...] = (), _by_name: dict[str, PassEntry] | None = None,
+                 _by_key: dict[tuple[str, str], ConfigEntry] | None = None,
+                 _file_bytes: dict[Path, bytes] | None = None) -> None:
+        self.passes, self.configs, self.pipelines, self.bases = passes, configs, pipelines, bases
+        self.files = files
+        self._by_name: dict[str, PassEntry] = {} if _by_name is None else _by_name
+        self._by_key: dict[tuple[str, str], ConfigEntry] = {} if _by_key is None else _by_key
+        self._file_bytes: dict[Path, bytes] = {} if _file_bytes is None else _file_bytes
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS[:5])
+        return f"Registry({shown})"
 
     # ---- loading -------------------------------------------------------------------------
     @classmethod
@@ -350,6 +398,8 @@ class Registry:
 
     def suggest(self, name: str, limit: int = 3) -> list[str]:
         """Close names for a "did you mean" line, passes and config keys alike."""
+        import difflib  # only for a "did you mean" line
+
         candidates = list(self._by_name) + [key for _, key in self._by_key]
         return difflib.get_close_matches(name, candidates, n=limit, cutoff=0.6)
 
@@ -537,6 +587,8 @@ def _require_str(path, raw, key, line, lines, *, choices=None, required=True) ->
     if required and not value:
         raise RegistryError(path, line, f"entry has no '{key}'; add {key} = \"...\"")
     if choices and value and value not in choices:
+        import difflib  # only for a message
+
         hint = difflib.get_close_matches(value, choices, n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         raise RegistryError(path, _field_line(lines, line, key), f"unknown {key} '{value}'{did_you_mean};"

@@ -9,7 +9,7 @@ recognise is then a finding, so a file the prefilter wrongly skipped shows as a 
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import os
 import shutil
 import sysconfig
@@ -33,7 +33,9 @@ CALL = "    def __call__(self, g):\n        return g\n    def uuid(self):\n     
 def recognising(registry: Registry) -> Registry:
     """``registry`` with no pass registered but those that name a hook (the hook vocabulary)."""
     kept = tuple(p for p in registry.passes if p.hook)
-    return dataclasses.replace(registry, passes=kept, _by_name={p.name: p for p in kept})
+    trimmed = copy.copy(registry)  # the same registry otherwise (entries are shared)
+    trimmed.passes, trimmed._by_name = kept, {p.name: p for p in kept}
+    return trimmed
 
 
 def lint_both(paths: list[Path], registry: Registry, monkeypatch, jobs: int = 1):

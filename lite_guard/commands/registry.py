@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 
 from lite_guard.commands._common import add_registry_args, load_registry
 from lite_guard.errors import escape_text
@@ -39,7 +38,7 @@ def run_list(args: argparse.Namespace) -> int:
     registry = load_registry(args)
     entries = registry.filter(stage=args.stage, lite=args.lite)
     if args.json:
-        print(json.dumps([_public(asdict(e)) for e in entries], indent=2))
+        print(json.dumps([_public(e.as_dict()) for e in entries], indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -73,7 +72,7 @@ def run_show(args: argparse.Namespace) -> int:
                           f" registry;{hint} (list them with 'lite_guard registry list')"),
               file=sys.stderr)
         return 2
-    for key, value in _public(asdict(entry)).items():
+    for key, value in _public(entry.as_dict()).items():
         if isinstance(value, (list, tuple)):
             value = ", ".join(value)
         print(f"{key:>10}: {escape_text(str(value))}")  # one line each, whatever the TOML held
