@@ -53,26 +53,46 @@ def device_name(device: torch.device) -> str:
     return device.type
 
 
-def signature(node: torch.fx.Node) -> tuple[Any, ...]:
-    """(op, device, per argument: tensor (dtype, rank) or the constant's repr, kwargs)."""
+def signature(node: torch.fx.Node, exact: bool = False) -> tuple[Any, ...]:
+    """(op, device, per argument: tensor (dtype, rank) or the constant's repr, kwargs). ``exact``
+    (data movement, which is checked at its real shapes): tensors keyed by dtype, shape, strides
+    and offset, tensor lists item by item, and the key ends with "exact"."""
     def arg_key(arg: Any) -> Any:
         if isinstance(arg, torch.fx.Node):
             val = arg.meta.get("val")
-            return ("tensor", str(val.dtype), val.dim()) if isinstance(val, torch.Tensor) else ("?",)
+            if not isinstance(val, torch.Tensor):
+                return ("?",)
+            if exact:
+                return ("tensor", str(val.dtype), val.dim(), tuple(val.shape), val.stride(),
+                        val.storage_offset())
+            return ("tensor", str(val.dtype), val.dim())
+        if exact and isinstance(arg, (list, tuple)) and any(isinstance(a, torch.fx.Node) for a in arg):
+            return ("list", tuple(arg_key(a) for a in arg))
         return repr(arg)
 
     val = node.meta["val"]
-    return (str(node.target), str(val.device.type), tuple(arg_key(a) for a in node.args),
-            tuple(sorted((k, arg_key(v)) for k, v in node.kwargs.items())))
+    sig = (str(node.target), str(val.device.type), tuple(arg_key(a) for a in node.args),
+           tuple(sorted((k, arg_key(v)) for k, v in node.kwargs.items())))
+    return (*sig, "exact") if exact else sig
+
+
+def is_exact(sig: tuple[Any, ...]) -> bool:
+    """A data-movement signature, checked at its real shapes (not a pointwise one)."""
+    return len(sig) == 5 and sig[4] == "exact"
 
 
 def describe(sig: tuple[Any, ...]) -> str:
-    """``aten.neg.default(bfloat16[4d]) on cuda`` for ledger rows."""
-    op, device, args, kwargs = sig
+    """``aten.neg.default(bfloat16[4d]) on cuda`` for ledger rows (data movement: the shapes,
+    ``aten.cat.default([bfloat16[2x8], bfloat16[2x8]], 1) on cuda``)."""
+    op, device, args, kwargs = sig[:4]
 
     def text(key: Any) -> str:
         if isinstance(key, tuple) and key and key[0] == "tensor":
+            if len(key) > 3:
+                return f"{key[1].removeprefix('torch.')}[{'x'.join(map(str, key[3])) or '0d'}]"
             return f"{key[1].removeprefix('torch.')}[{key[2]}d]"
+        if isinstance(key, tuple) and key and key[0] == "list":
+            return f"[{', '.join(text(k) for k in key[1])}]"
         return str(key)
 
     parts = [text(a) for a in args] + [f"{k}={text(v)}" for k, v in kwargs]
@@ -211,6 +231,12 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
     from lite_compiler.fusion_regions import FusionHooks
     from lite_compiler.regions import compile_regions
 
+    exact = {sig: node for sig, node in todo.items() if is_exact(sig)}
+    if exact:  # data movement: one check graph of its own, at the real shapes
+        verdicts_exact = _run_exact_checks(exact, graph_name, lite_config, fusion_configs)
+        rest = {sig: node for sig, node in todo.items() if sig not in exact}
+        return {**verdicts_exact, **(_run_checks(rest, graph_name, lite_config, fusion_configs)
+                                     if rest else {})}
     fake_mode = _fake_mode()
     gen = torch.Generator().manual_seed(0)
     graph = torch.fx.Graph()
@@ -314,6 +340,168 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
             proven = enumeration is not None and enumeration.exhaustive
             verdicts[sig] = (Verdict(False, whys[sig], coverage, proven) if sig in whys
                              else Verdict(True, "", coverage, proven))
+    return verdicts
+
+
+def bit_patterns(val: torch.Tensor, round_: int = 0) -> torch.Tensor:
+    """A real tensor shaped, strided and offset as ``val``, holding bit patterns: its k-th
+    element (in order) of filling ``round_`` holds (k + round_ * numel) * odd mod 2**width, so
+    every 2**width elements over the fillings hold each pattern of a 16-bit dtype once (NaN
+    payloads, -0, subnormals); wider dtypes get as many distinct patterns over their range."""
+    from lite_compiler.bitwise_enumerate import _from_bits, dtype_bits
+
+    width = dtype_bits(val.dtype)
+    n = val.numel()
+    index = torch.arange(round_ * n, (round_ + 1) * n, device=val.device, dtype=torch.int64)
+    odd = {1: 1, 8: 167, 16: 40503, 32: 2654435761}.get(width, 0x9E3779B97F4A7C15 - (1 << 64))
+    ints = index * odd
+    if width < 64:
+        ints = ints & ((1 << width) - 1)
+    storage = torch.zeros(max(_span(val), 1), dtype=torch.int64, device=val.device)
+    place = torch.arange(storage.numel(), device=val.device).as_strided(
+        tuple(val.shape), val.stride(), val.storage_offset())
+    storage[place.reshape(-1)] = ints  # (an element several places share: one of their patterns)
+    return _from_bits(storage, val.dtype).as_strided(tuple(val.shape), val.stride(), val.storage_offset())
+
+
+def _span(val: torch.Tensor) -> int:
+    """Storage elements a strided tensor reaches."""
+    if val.numel() == 0:
+        return 0
+    return val.storage_offset() + 1 + sum((d - 1) * st for d, st in zip(val.shape, val.stride()))
+
+
+# Fillings of a data-movement check: enough that each input of a 16-bit (or narrower) dtype
+# holds every bit pattern over them (a small input needs several), at least 2, at most 64.
+MOVE_ROUNDS = (2, 64)
+
+
+def _move_rounds(vals: list[torch.Tensor]) -> int:
+    from lite_compiler.bitwise_enumerate import dtype_bits
+
+    need = [-(-(1 << dtype_bits(v.dtype)) // max(v.numel(), 1)) for v in vals if dtype_bits(v.dtype) <= 16]
+    return min(max([MOVE_ROUNDS[0], *need]), MOVE_ROUNDS[1])
+
+
+class _PatternsSeen:
+    """Which input bit patterns went through one data-movement op, over the fillings."""
+
+    def __init__(self, vals: list[torch.Tensor]):
+        from lite_compiler.bitwise_enumerate import dtype_bits
+
+        self.widths = [dtype_bits(v.dtype) for v in vals]
+        self.maps = [torch.zeros(1 << w, dtype=torch.bool, device=v.device) if w <= 16 else None
+                     for v, w in zip(vals, self.widths)]
+        self.counts = [0] * len(vals)
+
+    def add(self, reals: list[torch.Tensor]) -> None:
+        for i, real in enumerate(reals):
+            flat = bits(real).reshape(-1)
+            if self.maps[i] is not None:
+                self.maps[i][flat.to(torch.int64) & ((1 << self.widths[i]) - 1)] = True
+            else:  # distinct within a filling by construction, and between fillings
+                self.counts[i] += int(flat.unique().numel())
+
+    def coverage(self, rounds: int) -> tuple[str, bool]:
+        """What the fillings covered, and whether that is every pattern of every input (each
+        output element is one input element or a constant: then it is a proof)."""
+        every, counts = True, []
+        for i, width in enumerate(self.widths):
+            seen = int(self.maps[i].sum()) if self.maps[i] is not None else self.counts[i]
+            counts.append(f"{seen:,} of {1 << width:,}")
+            every = every and seen == 1 << width
+        what = "every bit pattern of each input" if every else "distinct bit patterns"
+        return (f"{what} moved at its real shapes and strides ({'; '.join(counts) or 'no tensor'}"
+                f" input patterns over {rounds} fillings; its output holds only copies and"
+                " constants: the data-movement probe)"), every
+
+
+def _run_exact_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
+                      lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
+                      ) -> dict[tuple[Any, ...], Verdict]:
+    """Data-movement signatures (views aside): each op once, at its real shapes and strides, on
+    bit patterns (bit_patterns), compiled as one check region and compared with ATen bit for
+    bit, twice (two fillings)."""
+    from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
+    from lite_compiler.fusion_regions import FusionHooks
+    from lite_compiler.regions import compile_regions
+
+    fake_mode = _fake_mode()
+    graph = torch.fx.Graph()
+    inputs: list[torch.Tensor] = []
+    vals: list[torch.Tensor] = []  # per input, the value it stands for (shape, strides, dtype)
+    per_sig: dict[tuple[Any, ...], list[int]] = {}  # sig -> its input slots
+    outputs: list[torch.fx.Node] = []
+    sigs: list[tuple[Any, ...]] = []
+    annotation = region_annotation(CHECK_REGION, fusion_configs)
+    verdicts: dict[tuple[Any, ...], Verdict] = {}
+    with _real_tensors():
+        for sig, node in todo.items():
+            slots: list[int] = []
+
+            def put(arg: Any) -> Any:
+                """A placeholder of bit patterns for each tensor argument (lists item by item)."""
+                val = arg.meta["val"]
+                real = bit_patterns(val)
+                placeholder = graph.placeholder(f"in{len(inputs)}")
+                placeholder.meta["val"] = fake_mode.from_tensor(real, static_shapes=True)
+                slots.append(len(inputs))
+                inputs.append(real)
+                vals.append(val)
+                return placeholder
+
+            try:
+                args = torch.fx.node.map_arg(node.args, put)
+                kwargs = torch.fx.node.map_arg(node.kwargs, put)
+                with fake_mode:
+                    out_fake = node.target(*torch.fx.node.map_arg(args, lambda n: n.meta["val"]),
+                                           **torch.fx.node.map_arg(kwargs, lambda n: n.meta["val"]))
+            except Exception as exc:  # noqa: BLE001 - a signature we cannot stage is not fusible
+                verdicts[sig] = Verdict(False, f"cannot build its check: {_first_line(exc)}")
+                continue
+            op = graph.call_function(node.target, args, kwargs)
+            op.meta["val"] = out_fake
+            op.meta["custom"] = {ANNOTATION_KEY: annotation}
+            per_sig[sig] = slots
+            outputs.append(op)
+            sigs.append(sig)
+        if not outputs:
+            return verdicts
+        graph.output(tuple(outputs))
+        check_gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+        aten_gm = torch.fx.GraphModule(torch.nn.Module(), _copy_graph(graph))
+        try:
+            want = aten_gm(*inputs)
+        except Exception as exc:  # noqa: BLE001
+            return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
+        try:
+            compile_regions(check_gm, f"{graph_name}/bitwise-check-moves", is_inference=True,
+                            is_backward=False, lite_config=lite_config,
+                            fusion=FusionHooks(None, also=(CHECK_REGION,)))
+            got = check_gm(*inputs)
+        except LiteCompilerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
+            if len(sigs) > 1:
+                return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
+            return {**verdicts, sigs[0]: Verdict(False, f"Inductor failed: {_first_line(exc)}")}
+        whys: dict[tuple[Any, ...], str] = {}
+        rounds = _move_rounds(vals)
+        seen = {sig: _PatternsSeen([vals[i] for i in per_sig[sig]]) for sig in sigs}
+        for round_ in range(rounds):
+            if round_:  # the same kernels on the next filling
+                for i, val in enumerate(vals):
+                    inputs[i] = bit_patterns(val, round_)
+                want, got = aten_gm(*inputs), check_gm(*inputs)
+            for out, sig in enumerate(sigs):
+                seen[sig].add([inputs[i] for i in per_sig[sig]])
+                why = None if sig in whys else difference(want[out], got[out], check_strides=False)
+                if why is not None:
+                    whys[sig] = why
+        for sig in sigs:
+            text, every = seen[sig].coverage(rounds)
+            verdicts[sig] = (Verdict(False, whys[sig], text, every) if sig in whys
+                             else Verdict(True, "", text, every))
     return verdicts
 
 

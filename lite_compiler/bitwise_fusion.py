@@ -33,6 +33,7 @@ import torch.fx
 
 from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
 from lite_compiler.bitwise_check import Verdict, check_signatures, describe, signature
+from lite_compiler.data_movement import is_mover, is_view, tensor_args
 from lite_compiler.fusion_regions import FUSION_CONFIGS, OPTION, REGION_PREFIX, FusionHooks, VerifiedFusion
 from lite_compiler.ledger import Ledger, LedgerEntry
 from lite_compiler.scooping import _split_for_order, is_annotated
@@ -55,29 +56,45 @@ def _dtype_only_conversion(node: torch.fx.Node) -> bool:
             and src.device == out.device and out.layout == torch.strided)
 
 
-def candidate(node: torch.fx.Node) -> bool:
-    """Whether ``node`` may join a fusion group, by its schema, tags and values (never its name)."""
+def kind(node: torch.fx.Node) -> str | None:
+    """How ``node`` may join a fusion group, by its schema, tags and values (never its name):
+    "pointwise" (tagged, or a dtype-only conversion), "view" (an aliasing schema), "mover" (only
+    copies input elements and constants: lite_compiler.data_movement's probe), or None."""
     target = node.target
     if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload) or is_annotated(node):
-        return False
+        return None
     schema = target._schema
-    if torch.Tag.nondeterministic_seeded in target.tags or schema.is_mutable:
-        return False
-    if len(schema.returns) != 1 or schema.returns[0].alias_info is not None:
-        return False
-    if torch.Tag.pointwise not in target.tags and not _dtype_only_conversion(node):
-        return False
+    if torch.Tag.nondeterministic_seeded in target.tags or schema.is_mutable or len(schema.returns) != 1:
+        return None
     val = node.meta.get("val")
     if not _static_tensor(val) or val.numel() == 0:
-        return False
-    for arg in (*node.args, *node.kwargs.values()):
-        if isinstance(arg, torch.fx.Node):
-            arg_val = arg.meta.get("val")
-            if not _static_tensor(arg_val) or arg_val.device != val.device:
-                return False
-        elif isinstance(arg, (list, tuple, torch.Tensor)):
-            return False  # tensor lists and tensor constants: not a plain elementwise argument
-    return True
+        return None
+    pointwise = schema.returns[0].alias_info is None and (
+        torch.Tag.pointwise in target.tags or _dtype_only_conversion(node))
+    if pointwise:
+        for arg in (*node.args, *node.kwargs.values()):
+            if isinstance(arg, torch.fx.Node):
+                arg_val = arg.meta.get("val")
+                if not _static_tensor(arg_val) or arg_val.device != val.device:
+                    return None
+            elif isinstance(arg, (list, tuple, torch.Tensor)):
+                return None  # tensor lists and tensor constants: not a plain elementwise argument
+        return "pointwise"
+    # Data movement: every tensor argument (a cat's list too) static and on the output's device.
+    if any(isinstance(a, torch.Tensor) for a in (*node.args, *node.kwargs.values())):
+        return None
+    for arg in tensor_args(node):
+        arg_val = arg.meta.get("val")
+        if not _static_tensor(arg_val) or arg_val.device != val.device:
+            return None
+    if is_view(node):
+        return "view"
+    return "mover" if is_mover(node) else None
+
+
+def candidate(node: torch.fx.Node) -> bool:
+    """Whether ``node`` may join a fusion group (kind(node) says how)."""
+    return kind(node) is not None
 
 
 # ---- 2. groups ----------------------------------------------------------------------------------
@@ -101,7 +118,8 @@ def convex(gm: torch.fx.GraphModule, members: set[torch.fx.Node], order: Mapping
 
 
 def find_groups(gm: torch.fx.GraphModule, fusible: set[torch.fx.Node]) -> list[list[torch.fx.Node]]:
-    """Maximal connected convex groups of ``fusible`` nodes, as scooping will keep them, >= 2 ops."""
+    """Maximal connected convex groups of ``fusible`` nodes, as scooping will keep them, with at
+    least two ops that are not views (a group must save a kernel)."""
     if len(fusible) < 2:
         return []
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
@@ -122,7 +140,13 @@ def find_groups(gm: torch.fx.GraphModule, fusible: set[torch.fx.Node]) -> list[l
                   for chunk in _split_for_order(gm, dict.fromkeys(component), order)]
         if len(pieces) > 1:
             todo += [piece for piece in pieces if len(piece) >= 2]
-        elif len(members) >= 2 and convex(gm, members, order):
+            continue
+        # A view whose users are all outside computes nothing in the group: leave it out (what
+        # stays is still convex: a path through it would have left the group and come back).
+        trimmed = {n for n in members if not (is_view(n) and all(u not in members for u in n.users))}
+        if trimmed != members:
+            todo.append(trimmed)
+        elif sum(not is_view(n) for n in members) >= 2 and convex(gm, members, order):
             groups.append(sorted(members, key=order.__getitem__))
     return sorted(groups, key=lambda g: order[g[0]])
 
@@ -143,21 +167,30 @@ def _components(members: set[torch.fx.Node]) -> list[set[torch.fx.Node]]:
     return pieces
 
 
+VIEW_COVERAGE = "a view (its schema returns an alias of its input): no bits are computed"
+
+
 # ---- 3b + 4. the plan for one graph and the verified call ----------------------------------------
 
 def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
          lite_config: Mapping[str, Any], signature_check: bool = True, proven_only: bool = False) -> int:
     """Annotate each fusible group of ``gm`` as a region of its own; returns how many."""
     # Only candidates that could be in a group at all are worth a signature check.
-    nodes = [n for group in find_groups(gm, {n for n in gm.graph.nodes if candidate(n)}) for n in group]
+    kinds = {n: k for n in gm.graph.nodes if (k := kind(n)) is not None}
+    nodes = [n for group in find_groups(gm, set(kinds)) for n in group]
     if len(nodes) < 2:
         return 0
     by_sig: dict[tuple[Any, ...], list[torch.fx.Node]] = {}
-    for node in nodes:
-        by_sig.setdefault(signature(node), []).append(node)
+    for node in nodes:  # data movement is checked at its real shapes (its sizes are arguments)
+        by_sig.setdefault(signature(node, exact=kinds[node] != "pointwise"), []).append(node)
+    # A view computes no bits: Inductor indexes the same elements (each group's first-call check
+    # still compares its outputs' bits, dtypes, shapes and strides).
+    views = {sig: Verdict(True, "", VIEW_COVERAGE, proven=True)
+             for sig, members in by_sig.items() if is_view(members[0])}
     if signature_check:
-        verdicts = check_signatures({sig: group[0] for sig, group in by_sig.items()}, graph_name,
-                                    lite_config, FUSION_CONFIGS)
+        verdicts = {**views, **check_signatures(
+            {sig: group[0] for sig, group in by_sig.items() if sig not in views}, graph_name,
+            lite_config, FUSION_CONFIGS)}
     else:
         ledger.add(LedgerEntry(
             name=OPTION, stage="fusion", graph=graph_name, allowed=True, lite="option", kind="fusion",
@@ -169,7 +202,7 @@ def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
         verdict = verdicts[sig]
         if verdict.bitwise and (verdict.proven or not proven_only):
             fusible.update(members)
-            if signature_check:
+            if signature_check and sig not in views:
                 ledger.add(LedgerEntry(
                     name=f"{OPTION} {describe(sig)}", stage="fusion", graph=graph_name, allowed=True,
                     lite="option", kind="fusion",

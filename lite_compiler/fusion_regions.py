@@ -105,12 +105,16 @@ class FusionHooks:
 
         from lite_compiler import guard
         from lite_compiler.effects import registered_pass
+        from lite_compiler.faithful_decompositions import decomposition_table
 
         name = "lite_selective_decomposition"
         fake_mode = detect_fake_mode(fake_inputs)  # constants a decomposition makes are fake too
+        # Where ATen's kernel on this device is known, ops decompose the way it computes.
+        table = decomposition_table(select_decomp_table(), {
+            t.device.type for t in fake_inputs if isinstance(t, torch.Tensor)})
         with guard.timed(name, "aot") as record, registered_pass(name, "aot", (submod,), record) as done, \
                 fake_mode if fake_mode is not None else contextlib.nullcontext():
-            decomposed = make_fx(submod, decomposition_table=select_decomp_table())(*fake_inputs)
+            decomposed = make_fx(submod, decomposition_table=table)(*fake_inputs)
             done(decomposed)
         return decomposed
 

@@ -41,7 +41,8 @@ def _code_digest() -> bytes:
         digest = hashlib.sha256()
         here = Path(__file__).parent
         for name in ("verdict_cache.py", "bitwise_check.py", "bitwise_enumerate.py",
-                     "fusion_regions.py", "bits.py"):
+                     "fusion_regions.py", "bits.py", "data_movement.py",
+                     "faithful_decompositions.py"):
             digest.update((here / name).read_bytes())
         _CODE.append(digest.digest())
     return _CODE[0]

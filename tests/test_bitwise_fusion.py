@@ -367,6 +367,121 @@ def test_groups_are_convex_connected_and_skip_non_pointwise_ops():
     assert [[str(n.target) for n in g] for g in groups] == [["aten.add.Tensor", "aten.sub.Tensor"]]
 
 
+def test_views_copies_fills_and_cats_are_recognised_by_schema_and_by_a_probe():
+    """Data movement joins groups by structure (an aliasing schema) or by effect (the probe:
+    the output holds only input elements and constants, from the same places in two draws),
+    never by name; sums, scans, sorts, products and index lookups are no movers."""
+    from lite_compiler.bitwise_fusion import kind
+
+    def f(x, y, i):
+        moved = (torch.cat([x, y], 1), torch.ops.aten.slice_backward(x, [4, 16], 1, 0, 8, 1),
+                 x.t().contiguous(), torch.full((3, 3), 2.5), torch.nn.functional.pad(x, (1, 1), value=-3.0),
+                 x.flip(0), x.new_zeros(5), x.repeat(2, 1), torch.ops.aten.slice_scatter(x, y, 1, 0, 8))
+        computed = (x.sum(1), torch.sort(x, 1).values, x.cumsum(1), x @ y.t(), x.amax(1),
+                    torch.nn.functional.embedding(i, x), torch.arange(5.0))
+        return moved, computed
+
+    gm = _traced(f, torch.randn(4, 8), torch.randn(4, 8), torch.tensor([0, 1]))
+    kinds = {str(n.target): kind(n) for n in gm.graph.nodes if n.op == "call_function"}
+    for op in ("aten.cat.default", "aten.slice_backward.default", "aten.full.default",
+               "aten.constant_pad_nd.default", "aten.flip.default", "aten.new_zeros.default",
+               "aten.repeat.default", "aten.slice_scatter.default"):
+        assert kinds[op] == "mover", (op, kinds[op])
+    assert kinds["aten.t.default"] == "view"
+    assert kinds["aten.clone.default"] == "pointwise"  # (torch tags clone pointwise)
+    computing = [op for op in kinds if op.startswith(("aten.sum.", "aten.sort.", "aten.cumsum.",
+                                                      "aten.mm.", "aten.amax.", "aten.embedding.", "aten.arange."))]
+    assert len(computing) == 7 and all(kinds[op] is None for op in computing), kinds
+
+
+def test_a_view_at_a_groups_edge_is_left_out_and_a_group_must_save_a_kernel():
+    def f(x, w):
+        h = (x * 2.0 + 1.0).view(8, 4) @ w  # the view only feeds the matmul: not in the group
+        return h.t() * 3.0  # one op and a view: no kernel saved, no group
+
+    gm = _traced(f, torch.randn(4, 8), torch.randn(4, 4))
+    fusible = {n for n in gm.graph.nodes if candidate(n)}
+    groups = find_groups(gm, fusible)
+    assert [[str(n.target) for n in g] for g in groups] == [["aten.mul.Tensor", "aten.add.Tensor"]]
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rotary(q, cos, sin):
+    """HF Llama's rotary embedding around attention's transposes: slices, a cat, and in the
+    backward two slice_backward (a zero fill and a copy each) between pointwise ops."""
+    q = q.transpose(1, 2)
+    out = q * cos + _rotate_half(q) * sin
+    return out.transpose(1, 2).reshape(q.shape[0], q.shape[2], -1) * 2.0
+
+
+def _rotary_inputs(dtype):
+    def make(step):
+        gen = torch.Generator().manual_seed(step)
+        return (torch.randn(2, 64, 4, 32, generator=gen).to(dtype).requires_grad_(),
+                torch.randn(64, 32, generator=gen).to(dtype), torch.randn(64, 32, generator=gen).to(dtype))
+    return make
+
+
+def test_slices_cat_and_slice_backward_fuse_with_the_pointwise_ops_around_them_bitwise():
+    ledger = _compare(_rotary, _rotary_inputs(torch.float32))
+    rows = _fusion_rows()
+    assert not _fell_back(rows), [e.reason for e in _fell_back(rows)]
+    fused = [e.reason for e in _fused(rows)]
+    assert any("aten.cat.default" in r and "aten.neg.default" in r and "aten.slice.Tensor" in r
+               for r in fused), fused
+    assert any(r.count("aten.slice_backward.default") == 2 and "aten.add.Tensor" in r for r in fused), fused
+    for name, code in ledger.graph_code.items():  # neither runs as an ATen op any more
+        assert "aten.cat.default" not in code and "aten.slice_backward" not in code, (name, code)
+    cat = [e for e in _signature_rows(True) if e.name.startswith("bitwise_fusion aten.cat.default(")]
+    assert cat and "float32[2x4x64x16]" in cat[0].name  # checked at its real shapes
+    assert "distinct bit patterns moved at its real shapes and strides" in cat[0].reason
+
+
+def test_a_mover_whose_inductor_code_changes_nan_payloads_is_refused_by_its_real_shape_check(monkeypatch):
+    """On CPU, Inductor's C++ code for bf16 slice_backward writes every NaN as 0xffff where ATen
+    copies the bits: the check at its real shapes, with every bf16 bit pattern moved through
+    each input, finds it; cat's code copies them and is proven. The result stays aot_eager's."""
+    monkeypatch.setenv("LITE_GUARD_VERDICT_CACHE", "0")
+    bitwise_check.forget_verdicts()
+    _compare(_rotary, _rotary_inputs(torch.bfloat16))
+    refused = [e for e in _signature_rows(False)
+               if e.name.startswith("bitwise_fusion aten.slice_backward.default(bfloat16[2x4x64x16]")]
+    assert refused and "Inductor nan (0xffff)" in refused[0].reason, [e.name for e in _signature_rows(False)]
+    assert "every bit pattern of each input moved" in refused[0].reason
+    cat = [e for e in _signature_rows(True) if e.name.startswith("bitwise_fusion aten.cat.default(")]
+    assert cat and "signature bitwise, proven: every bit pattern of each input moved" in cat[0].reason
+    assert "65,536 of 65,536; 65,536 of 65,536" in cat[0].reason
+
+
+def test_silu_backward_decomposes_as_atens_cuda_functor_in_cuda_groups_only():
+    """In a CUDA group, silu_backward is a real division and an fma (addcmul), as ATen's CUDA
+    functor computes it, not torch's sigmoid-based decomposition; on other devices, Inductor's
+    own table. (The GPU tests judge it on all 2^32 bf16 pairs.)"""
+    from torch._inductor.decomposition import select_decomp_table
+
+    from lite_compiler.faithful_decompositions import decomposition_table
+
+    base = select_decomp_table()
+    silu_bw = torch.ops.aten.silu_backward.default
+    assert decomposition_table(base, {"cpu"}) is base
+    assert decomposition_table(base, {"cpu", "cuda"}) is base
+    cuda = decomposition_table(base, {"cuda"})
+    assert cuda[silu_bw] is not base[silu_bw]
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    gen = torch.Generator().manual_seed(0)
+    dy, x = (torch.randn(64, generator=gen).to(torch.bfloat16) for _ in range(2))
+    gm = make_fx(lambda a, b: silu_bw(a, b), decomposition_table=cuda)(dy, x)
+    ops = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+    assert {"aten.addcmul.default", "aten.div.Tensor", "aten.exp.default"} <= ops
+    assert "aten.sigmoid.default" not in ops
+    assert torch.equal(gm(dy, x), silu_bw(dy, x))  # the same values on CPU too, here
+
+
 # ---- GPU (the lead runs these on the H200) -------------------------------------------------------
 
 def _cuda_chain_inputs(dtype):

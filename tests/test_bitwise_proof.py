@@ -226,7 +226,11 @@ def _cuda_bf16(*shape):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_gpu_bf16_mul_is_proven_and_silu_backward_is_not_bitwise_on_all_pairs():
+def test_gpu_bf16_mul_is_proven_and_silu_backward_is_judged_on_all_pairs():
+    """bf16 silu_backward decomposes as ATen's CUDA functor computes it (lite_compiler.
+    faithful_decompositions: a real division, fma(x, 1 - s, 1)); torch's own decomposition
+    differed on 506 of the 2^32 pairs on the H200. Whichever way it goes on this GPU, the
+    verdict rests on every pair, and the result is aot_eager's (_compile_and_compare)."""
     import time
 
     start = time.perf_counter()
@@ -240,12 +244,12 @@ def test_gpu_bf16_mul_is_proven_and_silu_backward_is_not_bitwise_on_all_pairs():
     silu_bw = [(a, r) for n, (a, r) in rows.items() if n.startswith("bitwise_fusion aten.silu_backward")]
     assert silu_bw, list(rows)
     allowed, reason = silu_bw[0]
-    # Found by the enumeration ("outputs differ, e.g. inputs (...)"), or already by the stress
-    # values ("elements differ in bits"); the H200 run of 0073656 needed the enumeration.
-    assert not allowed and ("outputs differ, e.g. inputs (0x" in reason
-                            or "elements differ in bits" in reason), reason
-    assert "exhaustive over all 4,294,967,296 input bit-pattern combinations" in reason
-    print(f"\ncompile + checks + aot_eager reference: {seconds:.1f} s; silu_backward: {reason}")
+    if allowed:
+        assert "proven: exhaustive over all 4,294,967,296 input bit-pattern combinations" in reason
+    else:  # found by the enumeration, or already by the stress values
+        assert ("outputs differ, e.g. inputs (0x" in reason or "elements differ in bits" in reason), reason
+    print(f"\ncompile + checks + aot_eager reference: {seconds:.1f} s; silu_backward:"
+          f" {'bitwise' if allowed else 'not bitwise'}: {reason}")
 
 
 @pytest.mark.gpu
