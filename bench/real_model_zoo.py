@@ -134,6 +134,17 @@ def _tv_swin() -> nn.Module:
                            window_size=[2, 2], num_classes=10)
 
 
+def _tv_fcn() -> nn.Module:
+    """Semantic segmentation: torchvision's FCN head over a ResNet (BasicBlock [1,1,1,1]) body
+    through IntermediateLayerGetter, with the auxiliary head; outputs a dict ("out", "aux")."""
+    _tv()
+    from torchvision.models._utils import IntermediateLayerGetter
+    from torchvision.models.segmentation.fcn import FCN, FCNHead
+
+    body = IntermediateLayerGetter(_tv_resnet(), return_layers={"layer4": "out", "layer3": "aux"})
+    return FCN(body, FCNHead(512, 5), FCNHead(256, 5))
+
+
 # --------------------------------------------------------------------------- timm
 def _timm(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
@@ -176,6 +187,16 @@ def _hf_rules(module: str, *pairs: tuple[str, str]) -> Callable[[], list[Any]]:
         return [(getattr(mod, cls), region) for cls, region in pairs]
 
     return rules
+
+
+def _whisper_inputs(g: torch.Generator) -> tuple[tuple, dict]:
+    return (), {"input_features": torch.randn(2, 8, 32, generator=g),
+                "decoder_input_ids": torch.randint(0, 128, (2, 8), generator=g)}
+
+
+def _clip_inputs(g: torch.Generator) -> tuple[tuple, dict]:
+    return (), {"input_ids": torch.randint(0, 128, (2, 8), generator=g),
+                "pixel_values": torch.randn(2, 3, 32, 32, generator=g), "return_loss": True}
 
 
 _DECODER = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -231,6 +252,79 @@ CASES: dict[str, Case] = {c.name: c for c in [
          _hf("ViTForImageClassification", "ViTConfig", image_size=32, patch_size=8, hidden_size=32,
              num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=10),
          _pixels(), _hf_rules("vit", ("ViTMLP", "mlp"))),
+    # Added in round 5 (red team: models and heads the first 17 did not cover).
+    Case("torchvision FCN segmentation (ResNet body, aux head)", "torchvision", _tv_fcn, _image(),
+         _tv_rules("torchvision.models.segmentation.fcn", "FCNHead", "head")),
+    Case("timm deit_tiny distilled (2 blocks, 32 px)", "timm",
+         _timm("deit_tiny_distilled_patch16_224", img_size=32, patch_size=8, depth=2), _image(),
+         _timm_class_rule("timm.layers", "Mlp", "mlp")),
+    Case("timm test_efficientnet", "timm", _timm("test_efficientnet"), _image(),
+         _timm_class_rule("timm.models._efficientnet_blocks", "SqueezeExcite", "se")),
+    Case("timm mobilenetv3_small_050", "timm", _timm("mobilenetv3_small_050"), _image(),
+         _timm_class_rule("timm.models._efficientnet_blocks", "SqueezeExcite", "se")),
+    Case("timm regnetx_002", "timm", _timm("regnetx_002"), _image(),
+         lambda: [("s1.*", "stage1")]),
+    Case("timm test_nfnet (scaled weight standardization)", "timm", _timm("test_nfnet"), _image(),
+         lambda: [("stem", "stem")]),
+    Case("transformers BART (encoder-decoder)", "transformers",
+         _hf("BartForConditionalGeneration", "BartConfig", vocab_size=128, d_model=32,
+             encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+             decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+             max_position_embeddings=64, use_cache=False),
+         _tokens(decoder_input_ids=8), _hf_rules("bart", ("BartEncoderLayer", "enc_layer"))),
+    Case("transformers Gemma2 (softcapping, sliding window)", "transformers",
+         _hf("Gemma2ForCausalLM", "Gemma2Config", **_DECODER, head_dim=8, sliding_window=8),
+         _tokens(), _hf_rules("gemma2", ("Gemma2RMSNorm", "norm"), ("Gemma2MLP", "mlp"))),
+    Case("transformers Phi-3", "transformers", _hf("Phi3ForCausalLM", "Phi3Config", **_DECODER,
+                                                   pad_token_id=0),
+         _tokens(), _hf_rules("phi3", ("Phi3MLP", "mlp"))),
+    Case("transformers Qwen2-MoE (shared expert)", "transformers",
+         _hf("Qwen2MoeForCausalLM", "Qwen2MoeConfig", **_DECODER, num_experts=4,
+             num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=32),
+         _tokens(), _hf_rules("qwen2_moe", ("Qwen2MoeRMSNorm", "norm"))),
+    Case("transformers DeepSeek-V3 (MLA, MoE)", "transformers",
+         _hf("DeepseekV3ForCausalLM", "DeepseekV3Config", vocab_size=128, hidden_size=32,
+             intermediate_size=64, moe_intermediate_size=16, num_hidden_layers=2,
+             num_attention_heads=4, num_key_value_heads=4, n_routed_experts=4, n_shared_experts=1,
+             num_experts_per_tok=2, n_group=2, topk_group=1, first_k_dense_replace=1,
+             q_lora_rank=16, kv_lora_rank=16, qk_rope_head_dim=8, qk_nope_head_dim=8,
+             v_head_dim=8, max_position_embeddings=64, use_cache=False),
+         _tokens(), _hf_rules("deepseek_v3", ("DeepseekV3RMSNorm", "norm"))),
+    Case("transformers GPT-NeoX (partial rotary)", "transformers",
+         _hf("GPTNeoXForCausalLM", "GPTNeoXConfig", vocab_size=128, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+             max_position_embeddings=64, rotary_pct=0.5, use_cache=False),
+         _tokens(), _hf_rules("gpt_neox", ("GPTNeoXMLP", "mlp"))),
+    Case("transformers Mamba (slow path)", "transformers",
+         _hf("MambaForCausalLM", "MambaConfig", vocab_size=128, hidden_size=32, state_size=4,
+             num_hidden_layers=2, expand=2, conv_kernel=4, use_cache=False),
+         _tokens(seq=8), _hf_rules("mamba", ("MambaRMSNorm", "norm"))),
+    Case("transformers DistilBERT (classification)", "transformers",
+         _hf("DistilBertForSequenceClassification", "DistilBertConfig", vocab_size=128, dim=32,
+             n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64),
+         _tokens(), _hf_rules("distilbert", ("FFN", "ffn"))),
+    Case("transformers DeBERTa-v2 (relative attention)", "transformers",
+         _hf("DebertaV2ForMaskedLM", "DebertaV2Config", vocab_size=128, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+             max_position_embeddings=64, relative_attention=True, position_buckets=8,
+             pos_att_type=["p2c", "c2p"]),
+         _tokens(), _hf_rules("deberta_v2", ("DebertaV2Intermediate", "ffn"))),
+    Case("transformers Whisper (conv front end, encoder-decoder)", "transformers",
+         _hf("WhisperForConditionalGeneration", "WhisperConfig", vocab_size=128, num_mel_bins=8,
+             d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+             decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+             max_source_positions=16, max_target_positions=32, use_cache=False,
+             decoder_start_token_id=0, pad_token_id=0),
+         _whisper_inputs, _hf_rules("whisper", ("WhisperAttention", "attn"))),
+    Case("transformers CLIP (two towers, contrastive loss)", "transformers",
+         _hf("CLIPModel", "CLIPConfig",
+             text_config=dict(vocab_size=128, hidden_size=32, intermediate_size=64,
+                              num_hidden_layers=1, num_attention_heads=2,
+                              max_position_embeddings=16),
+             vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=64,
+                                num_hidden_layers=1, num_attention_heads=2),
+             projection_dim=16),
+         _clip_inputs, _hf_rules("clip", ("CLIPMLP", "mlp"))),
 ]}
 
 
@@ -257,8 +351,8 @@ def run_variant(case: Case, model: nn.Module, mode: str, dtype: str, variant: st
     model = copy.deepcopy(model).to(device)
     model.train(mode == "train")
     args, kwargs = case.inputs(torch.Generator().manual_seed(seed))
-    args = tuple(a.to(device) for a in args)
-    kwargs = {k: v.to(device) for k, v in kwargs.items()}
+    args = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
+    kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     torch._dynamo.reset()
     first_ledger = len(lite_compiler.all_ledgers())
     regions = lite_compiler.module_regions(model, case.rules()) if variant == "lite_regions" \
