@@ -186,6 +186,9 @@ class EffectState:
         self.removed: set[str] = set()
         # Registered reorders allowed to run in the scheduler now being built (reorders on).
         self.reorders: list[str] = []
+        # Inductor's classes were swept for patched methods in this compile (once: ~25 ms;
+        # lite_compiler.provenance.check_inductor_classes). Not reset between stages.
+        self.swept_inductor = False
 
     def reset(self) -> None:
         """A stage is done: drop its graphs (the compiled function outlives the compile, and

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import types
 from typing import Any
 
 from lite_guard.identity import qualified_name
@@ -99,7 +100,8 @@ def _foreign(obj: Any) -> str | None:
                 # A callable object: the code that runs is its class's __call__.
                 found = _foreign_class(type(layer))
             else:
-                found = None if known is None or _file_in_torch(known[0]) else known[1]
+                found = None if known is None or _file_in_torch(known[0]) \
+                    or known[0].startswith(_OWN_DIR) else known[1]  # the guard's own wrappers
         if found is not None:
             return found
     return None
@@ -180,3 +182,72 @@ def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:
             f"it stands in for torch's {torch_name}, which the lite compiler calls (a"
             " monkeypatch); register it under this name, or remove the patch for lite compiles"))
     return fn
+
+
+# ---- a sweep of Inductor's classes ---------------------------------------------------------------
+# A method patched into any Inductor class (a kernel's codegen, an IR node's create, a lowering
+# helper) can change what a region computes without touching the FX graph, the schedule or the
+# wrapper's lines, which the effect checks watch. Once per compile with regions, every class
+# Inductor's modules define is swept for methods whose code is not torch's.
+
+def _stdlib_dir() -> str:
+    import sysconfig
+
+    return os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+@functools.lru_cache(maxsize=4096)
+def _trusted_file(filename: str) -> bool:
+    """Torch's files, the standard library's (contextlib, enum, collections wrap torch code; and
+    its backport typing_extensions), and ``<string>``: methods dataclasses and namedtuples generate for torch's classes."""
+    if filename == "<string>":
+        return True
+    real = os.path.realpath(filename)
+    return real.startswith(_torch_dir()) or real.startswith(_stdlib_dir()) or real == _typing_backport()
+
+
+@functools.lru_cache(maxsize=1)
+def _typing_backport() -> str:
+    """typing_extensions, the standard library's typing backport (its Protocol gives torch's
+    protocol classes their __init__ and __subclasshook__)."""
+    module = sys.modules.get("typing_extensions")
+    return os.path.realpath(module.__file__) if getattr(module, "__file__", None) else ""
+
+
+def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
+    """(``module:Class.attr``, the method) for each method of an imported Inductor class whose
+    code was compiled outside torch (and outside the standard library)."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(prefix) \
+                or not _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            continue  # torch's source only (Inductor's generated code registers modules too)
+        for value in list(vars(module).values()):
+            if not isinstance(value, type) or value.__module__ != name:
+                continue  # a class is swept once, in the module that defines it
+            for attr, member in list(vars(value).items()):
+                # Methods only (functions, static and class methods): torch's classes also hold
+                # other packages' callables as attributes (a sympy printer's bound doprint).
+                function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                if type(function) is not types.FunctionType \
+                        or _trusted_file(function.__code__.co_filename):
+                    continue
+                if getattr(function, "__lite_guarded__", False):
+                    continue  # the guard's hook wrapper: it checks what it wraps at each call
+                # The guard's probes sit there during a compile too: what they wrap counts.
+                codes = [getattr(layer, "__code__", None) for layer in _layers(function)]
+                if any(c is not None and not _trusted_file(c.co_filename)
+                       and not c.co_filename.startswith(_OWN_DIR) for c in codes):
+                    found.append((f"{name}:{value.__qualname__}.{attr}", member))
+    return found
+
+
+_OWN_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep  # lite_compiler: the guard
+
+
+def check_inductor_classes() -> None:
+    """Refuse every method patched into an Inductor class unless the registry allows its code
+    in regions (lite = "region"/"always" under its own identity)."""
+    for where, member in foreign_methods():
+        check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
+                   " under this name, or remove the patch for lite compiles", in_region=True)

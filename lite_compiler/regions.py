@@ -19,7 +19,7 @@ from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import annotation_of
 from lite_compiler.errors import LiteCompilerError
 from lite_compiler.ledger import LedgerEntry
-from lite_compiler.provenance import check_torch_code
+from lite_compiler.provenance import check_inductor_classes, check_torch_code
 from lite_compiler.region_config import REGION_FIXED_CONFIG, region_overrides
 from lite_compiler.scooping import SUBMOD_PREFIX, is_annotated, scoop
 from lite_compiler.session import scope as session_scope
@@ -132,6 +132,10 @@ def compile_regions(
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
     from torch._inductor.compile_fx import compile_fx_inner
 
+    session = guard.current_session()
+    if session is not None and session.effects is not None and not session.effects.swept_inductor:
+        session.effects.swept_inductor = True
+        check_inductor_classes()  # a method patched into an Inductor class runs as itself
     for submod_name, key, configs in scooped:
         (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
         submod = getattr(gm, submod_name)

@@ -201,6 +201,20 @@ def _site_values():
     return values
 
 
+def _allow_plant_code(monkeypatch, tmp_path):
+    """Register the plants' own code (lite = "region"), so the sweep for foreign code in
+    Inductor's classes (lite_compiler.provenance) lets it run: what must refuse it here is the
+    effect check, which no registration of code can satisfy (tests/test_guard_redteam.py shows
+    the plants refused by their code when not registered)."""
+    from lite_compiler.provenance import foreign_identity
+
+    names = sorted({n for n in map(foreign_identity, _site_values()) if n is not None})
+    registry = tmp_path / "plants.toml"
+    registry.write_text("".join(f'[[pass]]\nname = "{name}"\nstage = "lowering"\nlite = "region"\n'
+                                'kind = "function"\nwhy = "a planted pass (test)"\n' for name in names))
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(registry))
+
+
 @pytest.fixture
 def planting():
     """A monkeypatch for the plants; once it has undone them, torch must be torch again."""
@@ -214,9 +228,10 @@ def planting():
 
 @pytest.mark.parametrize("flavour", ["neutral", "changing"])
 @pytest.mark.parametrize("where", list(PLANTS))
-def test_planted_pass_is_refused_by_its_effect(where, flavour, planting):
+def test_planted_pass_is_refused_by_its_effect(where, flavour, planting, tmp_path):
     plant = Plant(neutral=flavour == "neutral")
     stage, change = PLANTS[where](planting, plant)
+    _allow_plant_code(planting, tmp_path)
     torch._dynamo.reset()
     x, z = torch.randn(8, requires_grad=True), torch.randn(5)
     with pytest.raises(lite_compiler.LitePassViolation) as refused:

@@ -632,3 +632,28 @@ def test_forced_list_config_set_by_the_user_is_overridden_loudly_and_never_runs(
         compile_lite(region_fn)(torch.randn(8))
     assert RAN == []
     assert any(e.name == f"config {key}" and not e.allowed for e in lite_compiler.last_ledger())
+
+
+def test_method_patched_into_any_inductor_class_is_refused_by_its_code(monkeypatch):
+    """No hook names CppOverrides.cos (how a region's cos becomes C++): a patch there changes
+    what a region computes without changing its FX graph, schedule or wrapper lines. The sweep
+    of Inductor's classes finds it by its code."""
+    from torch._inductor.codegen.cpp import CppOverrides
+
+    def cos(x):
+        RAN.append("cos")
+        return f"std::sin({x})"
+
+    monkeypatch.setattr(CppOverrides, "cos", staticmethod(cos))
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.cos") and RAN == []
+    assert "patched into torch._inductor.codegen.cpp:CppOverrides.cos" in violation.reason
+
+
+def test_the_sweep_finds_nothing_in_torch_own_classes():
+    import torch._inductor.compile_fx  # noqa: F401
+    import torch._inductor.codegen.cpp  # noqa: F401
+
+    from lite_compiler.provenance import foreign_methods
+
+    assert foreign_methods() == []
