@@ -10,6 +10,7 @@ checks by effect lives in lite_compiler.effects; where it intercepts, in lite_co
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import threading
 import time
 from collections.abc import Iterator
@@ -80,9 +81,12 @@ def check(name: str, stage: str, kind: str = "function", where: str = "") -> Led
         return sess.ledger.add(LedgerEntry(
             name=name, stage=entry.stage if entry else stage, graph=sess.graph, allowed=True,
             lite=entry.lite if entry else "unregistered", kind=kind, reason="observed (default mode)"))
-    entry = sess.registry.match_pass(name)
+    entry, out_of_range = _match_in_range(sess.registry, name)
     if entry is None:
         allowed, lite, reason = False, "unregistered", "no registry names this pass (fail closed)"
+        if out_of_range is not None:
+            reason = (f"the registry names it only for torch {out_of_range.torch}"
+                      f" ({out_of_range.origin}:{out_of_range.line}), not this torch (fail closed)")
     elif entry.lite == "always":
         allowed, lite, reason = True, entry.lite, ""
     elif entry.lite == "region":
@@ -99,6 +103,24 @@ def check(name: str, stage: str, kind: str = "function", where: str = "") -> Led
         raise LitePassViolation(name, record.stage, sess.graph, reason, kind=kind,
                                 suggestions=tuple(s for s in sess.registry.suggest(name) if s != name))
     return record
+
+
+def _match_in_range(registry: Any, name: str) -> tuple[Any, Any]:
+    """(the entry for ``name`` that exists in the installed torch, or None; an entry that matched
+    but whose ``torch`` range excludes this release): an entry for other torch releases grants
+    nothing here, as the lint reads it (lint_rules.versions)."""
+    entry = registry.match_pass(name)
+    if entry is None or not entry.torch:
+        return entry, None
+    import sys
+
+    version = sys.modules["torch"].__version__
+    if entry.exists_in(version):
+        return entry, None
+    for pattern, other in registry._wildcards().items():  # a wildcard in range still counts
+        if other is not entry and other.exists_in(version) and fnmatch.fnmatchcase(name, pattern):
+            return other, None
+    return None, entry
 
 
 def refuse_effect(stage: str, what: str, graph: str | None = None) -> None:

@@ -123,6 +123,13 @@ def unresolved_hooks(registry: Any) -> list[tuple[Hook, str]]:
     missing = []
     for hook in hook_table(registry):
         try:
+            hook.enabled()  # a `when` key torch lacks would fail at the pass's first call
+        except (ImportError, AttributeError, KeyError) as exc:
+            if not _absent_from_this_torch(hook, registry):
+                missing.append((hook, f"its when key {hook.when[1]!r} is not a torch config key"
+                                f" ({type(exc).__name__}: {exc})"))
+            continue
+        try:
             resolve(hook.target, imported_only=True)
         except NotImportedYet:
             continue  # checked when torch imports its module (_PatchOnImport): still fail closed

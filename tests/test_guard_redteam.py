@@ -657,3 +657,25 @@ def test_the_sweep_finds_nothing_in_torch_own_classes():
     from lite_compiler.provenance import foreign_methods
 
     assert foreign_methods() == []
+
+
+# ---- registry edge cases a team can write -------------------------------------------------------
+
+def test_an_entry_for_other_torch_releases_grants_nothing_on_this_one(monkeypatch, tmp_path):
+    name = _patch_view_to_reshape(monkeypatch, use_wraps=False)
+    path = tmp_path / "team.toml"
+    path.write_text(f'[[pass]]\nname = "{name}"\nstage = "post_grad"\nlite = "always"\n'
+                    'kind = "function"\ntorch = "<2.0"\nwhy = "old"\n')
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(path))
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == name and "only for torch <2.0" in violation.reason and RAN == []
+
+
+def test_a_hook_gated_by_a_config_key_torch_lacks_fails_closed_before_compiling(monkeypatch, tmp_path):
+    path = tmp_path / "team.toml"
+    path.write_text('[[pass]]\nname = "myproj:gated"\nstage = "lowering"\nlite = "never"\n'
+                    'kind = "function"\nhook = "torch._inductor.compile_fx:view_to_reshape"\n'
+                    'when = "no_such_gate_key"\nwhy = "test"\n')
+    monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(path))
+    with pytest.raises(lite_compiler.LiteConfigError, match="its when key 'no_such_gate_key' is not"):
+        compile_lite(region_fn)(torch.randn(8))
