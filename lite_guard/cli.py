@@ -86,6 +86,10 @@ def _open_standard_streams() -> None:
             os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest free: fd
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))
+    # A registry's `why = "café"` on an ASCII terminal (LANG=C, PYTHONIOENCODING=ascii) is
+    # printed as `caf\xe9`, not a UnicodeEncodeError traceback (stderr already does this).
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        sys.stdout.reconfigure(errors="backslashreplace")
 
 
 def main(argv: list[str] | None = None) -> int:

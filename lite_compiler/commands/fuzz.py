@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from lite_guard.commands._common import unwritable
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -71,21 +73,6 @@ def check_forced(forced: dict) -> None:
                 isinstance(default, str) and not isinstance(value, str)):
             raise ValueError(f"--force {key}={value!r}: expected a {type(default).__name__}"
                              f" like its default {default!r}")
-
-
-def unwritable(path: Path, folder: bool) -> str | None:
-    """Why ``path`` (a folder to create, or a file to write) cannot be written, else None: said
-    before a fuzz run of minutes or hours, not as a traceback when its first reproducer is due."""
-    if path.exists():
-        if folder != path.is_dir() or not folder and not path.is_file():
-            return f"{path} exists and is not a {'folder' if folder else 'regular file'}"
-        return None if os.access(path if folder else path.parent, os.W_OK) else f"{path} is not writable"
-    above = path.parent
-    while not above.exists() and above != above.parent:
-        above = above.parent
-    if not above.is_dir():
-        return f"{above} is not a folder, so {path} cannot be created"
-    return None if os.access(above, os.W_OK) else f"{above} is not writable, so {path} cannot be created"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lite_guard import SUPPORTED_TORCH_TEXT
-from lite_guard.commands._common import add_registry_args
+from lite_guard.commands._common import add_registry_args, unwritable
 from lite_guard.errors import escape_text
 
 
@@ -38,12 +38,18 @@ def run(args: argparse.Namespace) -> int:
     from lite_guard.registry import RegistryError
 
     if not Path(args.script).is_file():
-        print(f"lite_guard trace: no such script: {args.script!r}", file=sys.stderr)
+        why = "not a regular file" if os.path.lexists(args.script) else "it does not exist"
+        print(f"lite_guard trace: no such script: {args.script!r} ({why}); give the path of a"
+              " Python script", file=sys.stderr)
         return 2
     # Absolute before the script runs: a script that changes directory must not make its
     # second run (--html's default mode) or the page land somewhere else.
     args.script_path = os.path.abspath(args.script)
     args.html_path = os.path.abspath(args.html) if args.html else None
+    problem = unwritable(Path(args.html_path), folder=False) if args.html else None
+    if problem:  # said now, not after the script ran twice
+        print(escape_text(f"lite_guard trace: --html: {problem}; pass another path"), file=sys.stderr)
+        return 2
     if args.registry:
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
             [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p]
@@ -215,18 +221,18 @@ def _run_script(args: argparse.Namespace, mode: str,
     except lite_compiler.LitePassViolation as exc:
         violation = exc
     except SystemExit as exc:
-        if exc.code not in (0, None):
-            failure = f"{args.script} exited with {exc.code!r} in {mode} mode"
+        if not _is_success(exc.code):
+            failure = f"{args.script} exited with {_shown(exc.code, repr)} in {mode} mode"
     except Exception as exc:  # the user's script broke: say so in one line, keep the ledgers
         config_error = _config_error(exc)
         if config_error is not None:
             raise config_error from None
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        first = (_shown(exc, str).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     except BaseException as exc:  # a BaseException of the script's own: the same one line
         if isinstance(exc, KeyboardInterrupt):
             raise
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        first = (_shown(exc, str).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:
         os._exit = real_exit
@@ -235,6 +241,22 @@ def _run_script(args: argparse.Namespace, mode: str,
         sys.argv = saved_argv
         torch.compile = original_compile
     return new_ledgers(), violation, failure
+
+
+def _shown(value: Any, how: Any) -> str:
+    """``str``/``repr`` of something the script made, which may itself raise (a hostile
+    ``__str__``): the failure line must still be one line, not a traceback from inside it."""
+    try:
+        text = how(value)
+        return text if isinstance(text, str) else object.__repr__(value)
+    except BaseException:  # noqa: BLE001  (whatever the script's __str__ raises)
+        return f"<{type(value).__name__} whose {how.__name__}() raised>"
+
+
+def _is_success(code: Any) -> bool:
+    """``sys.exit()`` / ``sys.exit(0)``: success; anything else (a message, 3, an object whose
+    ``__eq__`` raises) is a failure, decided without calling the script's own ``__eq__``."""
+    return code is None or (type(code) in (int, bool) and code == 0)
 
 
 def _reopen_closed_streams() -> None:

@@ -4,29 +4,62 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lite_compiler.fuzz.programs import Program, program_strategy
 
 
-def draw_programs(count: int, seed: int, regions: bool = False, max_steps: int = 8) -> list[Program]:
-    """The same (count, seed, regions, max_steps) always yields the same programs."""
-    from hypothesis import HealthCheck, Phase, given, settings
+class _Enough(Exception):
+    """Raised inside hypothesis's test body to stop drawing (count reached, or the deadline)."""
+
+
+def each_program(count: int, seed: int, visit: Callable[[Program], None], regions: bool = False,
+                 max_steps: int = 8, deadline: float | None = None) -> int:
+    """Call ``visit`` on up to ``count`` distinct programs drawn from ``seed``, in draw order, each
+    as soon as it is drawn: a huge ``--count`` never draws (or holds) programs it will not run,
+    and ``deadline`` (``time.monotonic()``) stops the drawing too. Returns how many were visited.
+    The same (count, seed, regions, max_steps) always yields the same programs."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
 
     drawn: dict[Program, None] = {}  # ordered set: hypothesis may repeat its simplest examples
+    # What ``visit`` raised (a full disk under --out, Ctrl-C): re-raised as itself after the
+    # drawing stops, never seen by hypothesis (which would replay the program and call it flaky).
+    raised: list[BaseException] = []
 
     # Ask for a few more than needed so that repeats still leave `count` distinct programs.
     @hypothesis_seed(seed)
     @settings(max_examples=count + count // 4 + 10, database=None, deadline=None,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+              verbosity=Verbosity.quiet)  # quiet: no "Falsifying example" when _Enough stops it
     @given(program_strategy(max_steps=max_steps, regions=regions))
     def collect(program: Program) -> None:
-        drawn[program] = None
+        if raised or len(drawn) >= count or (deadline is not None and time.monotonic() > deadline):
+            raise _Enough
+        if program not in drawn:
+            drawn[program] = None
+            try:
+                visit(program)
+            except BaseException as exc:  # noqa: BLE001  (re-raised below, unchanged)
+                raised.append(exc)
+                raise _Enough from None
 
-    collect()
-    return list(drawn)[:count]
+    try:
+        collect()
+    except _Enough:
+        pass
+    if raised:
+        raise raised[0]
+    return len(drawn)
+
+
+def draw_programs(count: int, seed: int, regions: bool = False, max_steps: int = 8) -> list[Program]:
+    """The programs ``each_program`` visits, as a list."""
+    programs: list[Program] = []
+    each_program(count, seed, programs.append, regions, max_steps)
+    return programs
 
 
 @dataclass
@@ -61,18 +94,17 @@ class FuzzSession:
 
         console = Console(stderr=True)
         target, reference = make_target(self.target, self.force), make_target("aot_eager")
-        programs = draw_programs(count, seed, self.regions, self.max_steps)
         summary = Summary()
         started = time.monotonic()
         columns = (TextColumn("[bold]fuzz[/] {task.description}"), BarColumn(),
                    MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, disable=not show_progress,
                       transient=True) as progress:
-            task = progress.add_task(f"{self.target} vs aot_eager", total=len(programs))
-            for number, program in enumerate(programs):
-                if deadline is not None and time.monotonic() > deadline:
-                    console.print(f"time limit reached after {number} programs")
-                    break
+            task = progress.add_task(f"{self.target} vs aot_eager", total=count)
+            numbers = iter(range(count))
+
+            def check(program: Program) -> None:
+                number = next(numbers)
                 outcome = check_program(program, target, reference, self.device)
                 if outcome.status == "passed":
                     summary.passed += 1
@@ -92,6 +124,10 @@ class FuzzSession:
                                   f" -> {path}")
                     progress.update(task, description=f"{self.target} vs aot_eager")
                 progress.advance(task)
+
+            done = each_program(count, seed, check, self.regions, self.max_steps, deadline)
+        if deadline is not None and done < count and time.monotonic() > deadline:
+            console.print(f"time limit reached after {done} programs")
         summary.seconds = time.monotonic() - started
         return summary
 

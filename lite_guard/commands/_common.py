@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from lite_guard.registry import Registry
 
@@ -17,3 +19,18 @@ def add_registry_args(parser: argparse.ArgumentParser, project_flag: bool = True
 
 def load_registry(args: argparse.Namespace) -> Registry:
     return Registry.load(extra_paths=args.registry, include_project=not args.no_project)
+
+
+def unwritable(path: Path, folder: bool) -> str | None:
+    """Why ``path`` (a folder to create, or a file to write) cannot be written, else None: said
+    before a fuzz run of minutes or hours, not as a traceback when its first reproducer is due."""
+    if path.exists():
+        if folder != path.is_dir() or not folder and not path.is_file():
+            return f"{path} exists and is not a {'folder' if folder else 'regular file'}"
+        return None if os.access(path if folder else path.parent, os.W_OK) else f"{path} is not writable"
+    above = path.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return f"{above} is not a folder, so {path} cannot be created"
+    return None if os.access(above, os.W_OK) else f"{above} is not writable, so {path} cannot be created"
