@@ -1,9 +1,15 @@
 """The "Distributed (gloo, CPU)" section of BENCHMARKS.md: the distributed example trained with
-aot_eager and with lite mode in four settings, speed and bitwise agreement side by side.
+aot_eager and with lite mode in three settings, speed and bitwise agreement side by side.
 
 Usage: .venv/bin/python bench/distributed.py [--steps N] [--write]
-(about 2 minutes on 2 cores at 30 steps). The training is examples/distributed_train.py; the
+(about 5 minutes on 2 cores at 30 steps). The training is examples/distributed_train.py; the
 comparison of every parameter and gradient at every step is tests/distributed_harness.py.
+
+Speed: each backend trains alone in its own freshly spawned ranks, with new empty Inductor and
+lite-guard cache directories; an aot_eager rank never imports lite_compiler, a lite rank times
+``import lite_compiler`` on its own (the slowest rank's, shown apart from the first step).
+Numerics: a third spawn trains aot_eager and then lite in the same ranks (same seed) and compares
+every parameter, gradient and loss with ``torch.equal`` after every step; its times are not used.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import argparse
 import os
 import platform
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,17 +30,32 @@ from bench.markdown_section import replace_section  # noqa: E402
 
 SECTION = "Distributed (gloo, CPU)"
 CASES = (
-    ("FSDP2, aot_eager run first", []),
-    ("FSDP2, lite run first", ["--backends", "lite", "aot_eager"]),
+    ("FSDP2", []),
     ("FSDP2 + TP (mesh dp=1 x tp=2)", ["--tp", "2"]),
     ("FSDP2, one region per block (`--regions`)", ["--regions"]),
 )
 
 
-def case_row(name: str, out: dict) -> str:
-    if out.get("errors"):
-        return f"| {name} | error | error | | {next(iter(out['errors'].values())).splitlines()[0]} |"
-    a, lt = out["backends"]["aot_eager"], out["backends"]["lite"]
+def fresh_run(argv: list[str]) -> dict:
+    """harness.run in new ranks with new, empty compile caches (the ranks inherit os.environ)."""
+    saved = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR", "LITE_GUARD_CACHE_DIR")}
+    with tempfile.TemporaryDirectory(prefix="bench_distributed_") as tmp:
+        os.environ.update(TORCHINDUCTOR_CACHE_DIR=f"{tmp}/inductor", LITE_GUARD_CACHE_DIR=f"{tmp}/lg")
+        try:
+            return harness.run(harness.parse_args(argv))
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def case_row(name: str, alone: dict[str, dict], out: dict) -> str:
+    broken = [o for o in (*alone.values(), out) if o.get("errors")]
+    if broken:
+        return f"| {name} | error | error | | | {next(iter(broken[0]['errors'].values())).splitlines()[0]} |"
+    a, lt = alone["aot_eager"]["backends"]["aot_eager"], alone["lite"]["backends"]["lite"]
     steps = out["steps"]
     equal = sum(r["bitwise_equal"] for r in steps)
     tensors = sum(e["tensors"] for e in steps[0]["ranks"])
@@ -46,8 +68,8 @@ def case_row(name: str, out: dict) -> str:
         numerics += (f"; first difference at step {first_diff}, max abs diff loss {max_loss:.3g},"
                      f" parameters/gradients {max_tensor:.3g}")
     return (f"| {name} | {a['steps_per_s']:.1f} ({a['first_step_s']:.2f} s) |"
-            f" {lt['steps_per_s']:.1f} ({lt['first_step_s']:.2f} s) | {len(lt['region_graphs'])} |"
-            f" {numerics} |")
+            f" {lt['steps_per_s']:.1f} ({lt['first_step_s']:.2f} s) | {lt['import_s']:.2f} s |"
+            f" {len(out['backends']['lite']['region_graphs'])} | {numerics} |")
 
 
 def step_row(row: dict) -> str:
@@ -68,17 +90,20 @@ def render(args: argparse.Namespace, rows: list[str], per_step: list[str], meta:
         " parameter and every gradient it holds (its FSDP2/TP shard), and the loss, with"
         " `torch.equal` (tests/distributed_harness.py).",
         "",
-        f"Produced by `.venv/bin/python bench/distributed.py --steps {args.steps} --write` on"
-        f" {meta['machine']}, {meta['cpus']} CPUs (shared with other jobs; load average"
+        f"Machine: {meta['machine']}, {meta['cpus']} CPUs (shared with other jobs; load average"
         f" {meta['load_before']:.1f} before, {meta['load_after']:.1f} after), torch {meta['torch']},"
-        f" Python {meta['python']}. Steps/s: steady state (steps 2..N, slowest rank per step); in"
-        " brackets the first step, which includes the compile. With so tiny a model a step is"
-        " dominated by Python, hooks and gloo; the two backends run the same ATen graph outside"
-        " regions, so their speed difference here is noise (compare the two FSDP2 orders).",
+        f" Python {meta['python']}. Speed: each backend alone in freshly spawned ranks with empty"
+        " Inductor and lite-guard caches; steps/s is the steady state (steps 2..N, slowest rank per"
+        " step), in brackets the first step (compile included). *import*: `import lite_compiler`"
+        " in a lite rank, timed apart (slowest rank; an aot_eager rank does not import it; with"
+        " `--regions` the model's region annotations import it in both). Numerics: a third spawn"
+        " trains aot_eager then lite in the same ranks and compares. With so tiny a model a step"
+        " is dominated by Python, hooks and gloo; outside regions the two backends run the same"
+        " ATen graph, so their speed difference here is noise.",
         "",
-        "| case | aot_eager steps/s (first step) | lite steps/s (first step) | Inductor region graphs"
-        " | numerics lite vs aot_eager |",
-        "|---|---|---|---|---|",
+        "| case | aot_eager steps/s (first step) | lite steps/s (first step) | lite: import"
+        " | Inductor region graphs | numerics lite vs aot_eager |",
+        "|---|---|---|---|---|---|",
         *rows,
         "",
         "Per step, FSDP2 without regions (loss as rank 0 / rank 1 see it; bitwise = `torch.equal`"
@@ -111,10 +136,14 @@ def main() -> int:
             "python": platform.python_version()}
     rows, per_step, failed = [], [], False
     for name, extra in CASES:
-        out = harness.run(harness.parse_args(["--steps", str(args.steps), *extra]))
-        print(f"== {name}\n{harness.report(out)}", flush=True)
-        rows.append(case_row(name, out))
-        failed |= bool(out.get("errors")) or not out["ok"]
+        argv = ["--steps", str(args.steps), *extra]
+        alone = {b: fresh_run([*argv, "--backends", b]) for b in ("aot_eager", "lite")}
+        out = fresh_run(argv)
+        for backend, single in alone.items():
+            print(f"== {name}, {backend} alone\n{harness.report(single)}", flush=True)
+        print(f"== {name}, both (numerics)\n{harness.report(out)}", flush=True)
+        rows.append(case_row(name, alone, out))
+        failed |= any(o.get("errors") or not o["ok"] for o in (*alone.values(), out))
         if not extra and not out.get("errors"):
             per_step = [step_row(r) for r in out["steps"]]
     meta["load_after"] = os.getloadavg()[0]
