@@ -119,7 +119,8 @@ def convex(gm: torch.fx.GraphModule, members: set[torch.fx.Node], order: Mapping
 
 def find_groups(gm: torch.fx.GraphModule, fusible: set[torch.fx.Node]) -> list[list[torch.fx.Node]]:
     """Maximal connected convex groups of ``fusible`` nodes, as scooping will keep them, with at
-    least two ops that are not views (a group must save a kernel)."""
+    least two ops that run a kernel in ATen (a group must save one); an op that runs none (a
+    view) whose users are all outside is left out."""
     if len(fusible) < 2:
         return []
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
@@ -143,12 +144,24 @@ def find_groups(gm: torch.fx.GraphModule, fusible: set[torch.fx.Node]) -> list[l
             continue
         # A view whose users are all outside computes nothing in the group: leave it out (what
         # stays is still convex: a path through it would have left the group and come back).
-        trimmed = {n for n in members if not (is_view(n) and all(u not in members for u in n.users))}
+        trimmed = {n for n in members if not (_no_kernel(n) and all(u not in members for u in n.users))}
         if trimmed != members:
             todo.append(trimmed)
-        elif sum(not is_view(n) for n in members) >= 2 and convex(gm, members, order):
+        elif sum(not _no_kernel(n) for n in members) >= 2 and convex(gm, members, order):
             groups.append(sorted(members, key=order.__getitem__))
     return sorted(groups, key=lambda g: order[g[0]])
+
+
+def _no_kernel(node: torch.fx.Node) -> bool:
+    """A view, or an op whose traced result shares an input's storage (``_unsafe_view`` of a
+    contiguous tensor): ATen runs no kernel for it, so fusing it saves none."""
+    if is_view(node):
+        return True
+    try:
+        storage = node.meta["val"].untyped_storage()._cdata
+        return any(storage == i.meta["val"].untyped_storage()._cdata for i in node.all_input_nodes)
+    except Exception:  # noqa: BLE001 - no fake storage to compare: count it as a kernel
+        return False
 
 
 def _components(members: set[torch.fx.Node]) -> list[set[torch.fx.Node]]:

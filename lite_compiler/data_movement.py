@@ -7,7 +7,8 @@ effect, never by name:
 
 - a **view**: the schema returns an alias of an input (``Tensor(a)``, not written): the output is
   the input's memory, indexed differently;
-- a **mover**: any other deterministic op with one fresh tensor return whose tensor inputs all
+- a **mover**: any other deterministic ATen op (the probe runs it: never a collective or a
+  custom op) with one fresh tensor return whose tensor inputs all
   have the output's dtype, and whose output, on a probe run at the node's real shapes and strides,
   holds only copies of input elements or constants its arguments give (or 0 and 1, for zeros and
   ones), always from the same places: its inputs are filled with random distinct codes twice,
@@ -42,6 +43,12 @@ def tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:
     return out
 
 
+def _aten(target: object) -> bool:
+    """An ATen op: the probe runs the op (a collective or a custom op might act beyond its
+    result, so only ATen's own, whose schemas say what they touch)."""
+    return isinstance(target, torch._ops.OpOverload) and target.namespace == "aten"
+
+
 def _one_fresh_tensor(target: torch._ops.OpOverload) -> bool:
     schema = target._schema
     return (len(schema.returns) == 1 and isinstance(schema.returns[0].type, torch.TensorType)
@@ -51,7 +58,7 @@ def _one_fresh_tensor(target: torch._ops.OpOverload) -> bool:
 def is_view(node: torch.fx.Node) -> bool:
     """An ATen view: its one return aliases an input and is not written (``Tensor(a)``)."""
     target = node.target
-    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+    if node.op != "call_function" or not _aten(target):
         return False
     schema = target._schema
     if len(schema.returns) != 1 or schema.is_mutable:
@@ -63,7 +70,7 @@ def is_view(node: torch.fx.Node) -> bool:
 def is_mover(node: torch.fx.Node) -> bool:
     """Whether ``node`` only copies input elements and constants into a fresh tensor (the probe)."""
     target = node.target
-    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+    if node.op != "call_function" or not _aten(target):
         return False
     if not _one_fresh_tensor(target) or target._schema.returns[0].alias_info is not None:
         return False

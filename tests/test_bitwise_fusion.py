@@ -394,6 +394,28 @@ def test_views_copies_fills_and_cats_are_recognised_by_schema_and_by_a_probe():
     assert len(computing) == 7 and all(kinds[op] is None for op in computing), kinds
 
 
+def test_the_probe_never_runs_an_op_outside_aten():
+    """The probe runs the op: a custom op (or a collective) might act beyond its result, so only
+    ATen's own are probed; a custom op that copies its input is no mover, and it never ran."""
+    from lite_compiler.bitwise_fusion import kind
+
+    calls = []
+
+    @torch.library.custom_op("lite_guard_test::copy_and_count", mutates_args=())
+    def copy_and_count(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return x.clone()
+
+    @copy_and_count.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    gm = _traced(lambda x: copy_and_count(x) * 2.0, torch.randn(4, 8))
+    calls.clear()
+    node = next(n for n in gm.graph.nodes if "copy_and_count" in str(n.target))
+    assert kind(node) is None and calls == []
+
+
 def test_a_view_at_a_groups_edge_is_left_out_and_a_group_must_save_a_kernel():
     def f(x, w):
         h = (x * 2.0 + 1.0).view(8, 4) @ w  # the view only feeds the matmul: not in the group
