@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import pass_identity, qualified_name
 
-SUMMARY_VERSION = 13  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 14  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
@@ -461,7 +461,76 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
                                                     dynamic)
     extractor.visit(tree)
+    if extractor.outside_torch:
+        handed = _handed(tree)
+        if handed:
+            extractor.summary["handed"] = handed
     return extractor.summary
+
+
+def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does this function, or one defined in it, return one of its own parameters unchanged?
+    A decorator that does (``def register(f): PASSES.append(f); return f``) keeps the function
+    and registers it; one returning a new wrapper does not."""
+    for inner in ast.walk(node):
+        if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in [*inner.args.posonlyargs, *inner.args.args]}
+        stack = list(inner.body)
+        while stack:
+            child = stack.pop()
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Return) and isinstance(child.value, ast.Name) \
+                    and child.value.id in params:
+                return True
+            stack.extend(ast.iter_child_nodes(child))
+    return False
+
+
+_BACKEND_ARGS = ("backend", "compiler_fn")  # torch.compile's / dynamo's own parameter names
+_MAX_HANDED = 4000  # names kept per file (hostile input stays small)
+
+
+def _handed(tree: ast.Module) -> dict[str, list[str]]:
+    """Names a file uses as values, not calls: call arguments, elements of list / tuple / set
+    displays, dict values, decorators (``f`` in ``register(f)``, ``[f, g]``, ``{"x": f}``,
+    ``partial(f)``, ``@register``), by their last part -> the dotted texts. A graph function
+    handed on so is run by whatever receives it: a pass manager, a registry, a pass list."""
+    found: dict[str, set[str]] = {}
+    count = 0
+    # Imports inside functions (``from .x import f`` then ``passes.append(f)``): the index binds
+    # module-level names only, so such a name is kept as "from:LEVEL:MODULE:NAME" as well.
+    local_imports = {alias.asname or alias.name: f"from:{node.level}:{node.module or ''}:{alias.name}"
+                     for top in tree.body if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                              ast.ClassDef))
+                     for node in ast.walk(top) if isinstance(node, ast.ImportFrom)
+                     for alias in node.names if alias.name != "*"}
+    compared = {id(c) for node in ast.walk(tree) if isinstance(node, ast.Compare)
+                for c in node.comparators}  # `x in (a, b)` tests membership, hands nothing on
+    for node in ast.walk(tree):
+        # A dynamo backend (torch.compile's backend=, register_backend's compiler_fn=, a
+        # {"backend": f} of kwargs) takes a GraphModule too, but compiles it: not a pass.
+        if isinstance(node, ast.Call):
+            values = [*node.args, *(k.value for k in node.keywords if k.arg not in _BACKEND_ARGS)]
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)) and id(node) not in compared:
+            values = node.elts
+        elif isinstance(node, ast.Dict):
+            values = [v for k, v in zip(node.keys, node.values)
+                      if not (isinstance(k, ast.Constant) and k.value in _BACKEND_ARGS)]
+        else:
+            continue
+        for value in values:
+            if isinstance(value, ast.Starred):
+                value = value.value
+            dotted = _dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+            if dotted and count < _MAX_HANDED:
+                texts = found.setdefault(dotted.rsplit(".", 1)[-1], set())
+                for text in (dotted, local_imports.get(dotted)):
+                    if text and text not in texts:
+                        texts.add(text)
+                        count += 1
+    return {leaf: sorted(texts) for leaf, texts in found.items()}
 
 
 class _FunctionFilter:
@@ -519,6 +588,11 @@ class _Extractor(ast.NodeVisitor):
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
         self.registered: set[int] = set()  # registration calls recorded (decorator or call)
+        from lite_guard.identity import is_torch_module
+
+        # Outside torch a function taking an FX graph that the tree hands on is a pass (inside
+        # torch the pipeline roots say what runs: LG005).
+        self.outside_torch = not is_torch_module(module)
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -598,6 +672,8 @@ class _Extractor(ast.NodeVisitor):
                     klass["graph_call"] = evidence
         if klass is None:
             self._bind(node.name, ["func", qualname])
+            if not self.scopes and self.outside_torch:
+                self._graph_function(node)
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and not self.light \
                     and _last(decorator.func) in self.vocab.registrations:
@@ -612,6 +688,11 @@ class _Extractor(ast.NodeVisitor):
                          node.args.vararg, node.args.kwarg]:
             if argument is not None:
                 self.summary["assigns"].setdefault(qualname, {})[argument.arg] = ["param"]
+                if argument.annotation is not None and self.outside_torch \
+                        and _last(argument.annotation) in self.vocab.short_names:
+                    # pm_pass: PatternMatcherPass: what a caller hands in is a pattern pass
+                    self.summary.setdefault("param_types", {})[f"{qualname}.{argument.arg}"] = \
+                        _last(argument.annotation)
         returns = _returned(node, self)
         if returns:  # what a factory returns, so ``hook = make_pass()`` names the pass
             self.summary.setdefault("returns", {})[qualname] = returns
@@ -651,6 +732,21 @@ class _Extractor(ast.NodeVisitor):
                         [kind, f"{qualname}.<locals>.{statement.name}"]
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _graph_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A module-level function whose first parameter is an FX graph (annotated so, or used
+        so): a pass when the tree hands it on as a value (LG001 decides, with ``handed``)."""
+        params = [*node.args.posonlyargs, *node.args.args]
+        if _returns_own_argument(node):  # @register-style: hands back what it was given
+            self.summary.setdefault("registrars", []).append(node.name)
+        if not params or (params[0].annotation is not None
+                          and not _graph_use(node, params[0], self.vocab).startswith("annotated")):
+            return  # annotated, as something else (node: fx.Node): not a graph
+        evidence = _graph_use(node, params[0], self.vocab)
+        if evidence:
+            line, col = self._name_position(node, "def")
+            self.summary.setdefault("graph_fns", {})[node.name] = [
+                line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]]]
 
     def _init_flow(self, klass: dict, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """What flows through a constructor: its parameters, and the arguments it hands to

@@ -222,6 +222,10 @@ class Prefilter:
         # Outside torch only, as LG001 (inside torch the pipeline roots say what runs).
         self.graph_words = frozenset(w for name in (*vocab.graph_names, *vocab.graph_members)
                                      for w in pieces(name)) or None
+        # A module-level function taking an FX graph, handed on somewhere in the tree, is a
+        # pass too (LG001): outside torch, a file that defines a function and names a graph
+        # type (``gm: GraphModule``) is parsed; the files that hand it on are asked for.
+        self.graph_type_words = frozenset(w for name in vocab.graph_names for w in pieces(name))
         # A store into a config module under a computed key, or a hook key split into literals,
         # holds no whole seed word: the index's own test (Vocabulary.may_store_dynamically),
         # in words. A file needs a store form and a config module's package word (or to be in
@@ -244,6 +248,8 @@ class Prefilter:
                 or self._may_store_dynamically(module, scan)
                 or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
+                or (self.graph_type_words and scan.holds(self.graph_type_words)
+                    and scan.holds((b"def",)) and not is_torch_module(module))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
 

@@ -173,3 +173,75 @@ def test_a_unicode_line_separator_cannot_move_a_suppression_onto_a_pass(tmp_path
     root = _tree(tmp_path, {"sup.py": source})
     (line,) = _check(root, None).stdout.splitlines()
     assert line.startswith("sup.py:2:69 LG001 graph pass 'sup:p' (PatternMatcherPass without a name")
+
+
+# ---- passes found by what they do: graph functions handed on, registrations via parameters ----
+
+GRAPH_FN = '''import torch
+
+
+def strip_detach(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    for node in list(gm.graph.nodes):
+        gm.graph.erase_node(node)
+    return gm
+
+
+def count_nodes(gm: torch.fx.GraphModule) -> int:
+    return len(gm.graph.nodes)
+'''
+
+
+def test_a_graph_function_another_file_lists_as_a_pass_is_reported_at_its_def(tmp_path):
+    root = _tree(tmp_path, {"passes.py": GRAPH_FN, "__init__.py": "",
+                            "pipeline.py": "from .passes import strip_detach, count_nodes\n"
+                                           "PASSES = [strip_detach]\nn = count_nodes(None)\n"})
+    lines = _check(root, None).stdout.splitlines()
+    assert lines == [
+        "passes.py:4:5 LG001 graph pass 'tree.passes:strip_detach' (function taking an FX graph"
+        " (annotated GraphModule), handed on as 'strip_detach' in tree.pipeline) is not in any"
+        ' registry; register it: [[pass]] name = "tree.passes:strip_detach", stage = "post_grad",'
+        ' lite = "never", kind = "function"']  # count_nodes is only called: a helper
+
+
+def test_a_graph_function_registered_by_a_decorator_that_keeps_it_is_a_pass(tmp_path):
+    registry = ("PASSES = []\n\n\ndef lowering_pass(fn):\n    PASSES.append(fn)\n    return fn\n\n\n"
+                "def timed(fn):\n    def wrapper(*a):\n        return fn(*a)\n    return wrapper\n")
+    source = ("import torch\nfrom .registry import lowering_pass, timed\n\n\n@lowering_pass\n"
+              "def fold(gm: torch.fx.GraphModule):\n    return gm\n\n\n@timed\n"
+              "def inspect(gm: torch.fx.GraphModule):\n    return gm\n")
+    root = _tree(tmp_path, {"__init__.py": "", "registry.py": registry, "lower.py": source})
+    (line,) = _check(root, None).stdout.splitlines()
+    assert line.startswith("lower.py:6:5 LG001 graph pass 'tree.lower:fold' (function taking an"
+                           " FX graph (annotated GraphModule), registered by its decorator"
+                           " @lowering_pass) is not in any registry")
+
+
+REGISTER = '''import torch
+from torch._inductor.pattern_matcher import PatternMatcherPass, fwd_only, register_replacement
+
+
+def _pattern(x):
+    return x * 1
+
+
+def _replacement(x):
+    return x
+
+
+def install(pass_dicts):
+    register_replacement(_pattern, _replacement, [torch.empty(2)], fwd_only, pass_dicts)
+
+
+def install_typed(pm_pass: PatternMatcherPass):
+    register_replacement(_pattern, _replacement, [torch.empty(2)], fwd_only, pm_pass)
+'''
+
+
+def test_a_pattern_registered_into_a_parameter_is_reported_not_skipped(tmp_path):
+    root = _tree(tmp_path, {"reg.py": REGISTER})
+    assert _check(root, None).stdout.splitlines() == [
+        "reg.py:14:5 LG001 graph pass 'reg:install' (a pattern registered by register_replacement"
+        " into 'pass_dicts', whose pattern pass cannot be resolved statically (a parameter); if it"
+        " is one of torch's, the pattern runs under that pass's name: register what flows in) is"
+        ' not in any registry; register it: [[pass]] name = "reg:install", stage = "post_grad",'
+        ' lite = "never", kind = "pattern"']  # install_typed: a PatternMatcherPass is handed in

@@ -175,6 +175,15 @@ PIPELINE_CALLS = {
                            "    fold_softmax_rewrite(graph)\n"),
     "Scheduler._init": ("_inductor/scheduler.py", "        self.nodes = self.fuse_nodes(self.nodes)\n",
                         "        self.nodes = reorder_for_int8_overlap(self.nodes)\n"),
+    # Inductor's compile drivers are roots too: a graph rewrite slipped in before the cache
+    # lookup, or before AOTAutograd, runs in every compile.
+    "_compile_fx_inner": ("_inductor/compile_fx.py", "    start = time.time()\n",
+                          "    fold_int8_views(gm)\n"),
+    "_compile_fx_main": ("_inductor/compile_fx.py",
+                         "        fw_compiler = SerializableAOTDispatchCompiler(OutputCode, fw_compiler)\n",
+                         "        model_ = strip_dropout_v2(model_)\n"),
+    "fx_codegen_and_compile": ("_inductor/compile_fx.py", "        scheme = _InProcessFxCompile()\n",
+                               "        gm = hoist_int8_consts(gm)\n"),
 }
 
 

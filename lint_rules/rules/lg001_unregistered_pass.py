@@ -210,6 +210,7 @@ class _Check:
                     self._registration(module, site)
                 elif site["t"] == "dyn":
                     self._store(module, site)
+        self._graph_functions()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -222,6 +223,63 @@ class _Check:
         self.findings = [f for f in self.findings
                          if not (f.name in self.templates and f.name in self.classes)]
         return self.findings, self.names
+
+    def _graph_functions(self) -> None:
+        """Outside torch, a module-level function whose first parameter is an FX graph is a pass
+        when the tree hands it on as a value (a pass list, a registry, ``register(f)``,
+        ``partial(f)``) or registers it with a decorator of its own: whatever receives it runs it
+        on graphs. Called only is a helper of some other pass, and is not reported. A function
+        already installed in a hook is reported there."""
+        index = self.index
+        targets: dict[str, list[tuple[str, str]]] = {}
+        for module, summary in index.modules.items():
+            for name in summary.get("graph_fns") or {}:
+                targets.setdefault(name, []).append((module, name))
+        if not targets:
+            return
+        handed: dict[tuple[str, str], str] = {}  # (module, function) -> where it is handed on
+        for module, summary in index.modules.items():
+            values = summary.get("handed")
+            if values is None:
+                if type(summary) is dict:
+                    continue  # parsed, hands nothing on
+                values = summary["handed"]  # a stub: asking marks the file to be parsed
+            for leaf, defined in targets.items():
+                if leaf not in values:
+                    continue
+                for text in values.get(leaf, ()):
+                    if text.startswith("from:"):  # imported inside a function
+                        key, text = _imported_inside(module, summary, text), leaf
+                    else:
+                        ref = index.resolve_name(module, "", text, "")
+                        key = (real_module(ref[1]), ref[2]) if ref[0] == "func" \
+                            and isinstance(ref[2], str) else None
+                    for target in defined:
+                        if key == (real_module(target[0]), target[1]) and target not in handed:
+                            handed[target] = f"handed on as '{text}' in {real_module(module)}"
+        for module, summary in index.modules.items():
+            for name, (line, col, evidence, decorators) in (summary.get("graph_fns") or {}).items():
+                where = handed.get((module, name)) or self._registering_decorator(module, decorators)
+                identity = index.identity(module, name)
+                if not where or identity in self.names:
+                    continue
+                self._found(module, line, col, identity,
+                            f"function taking an FX graph ({evidence}), {where}", "function",
+                            guess_stage(real_module(module), name))
+
+    def _registering_decorator(self, module: str, decorators: list) -> str:
+        """``@_aten_lowering_pass`` / ``@register("x")``: a decorator the tree defines that
+        hands back the function it is given (so it registers it; a wrapper returns a new
+        function, and ``functools.wraps`` or ``torch.no_grad`` are not the tree's)."""
+        for decorator in decorators:
+            callee = decorator[1] if decorator[0] == "call" else decorator
+            if callee[0] != "n":
+                continue
+            ref = self.index.resolve_name(module, "", callee[1], "")
+            if ref[0] == "func" and self.index.in_tree(ref[1]) and isinstance(ref[2], str) \
+                    and ref[2] in (self.index.modules.get(ref[1], {}).get("registrars") or ()):
+                return f"registered by its decorator @{callee[1]}"
+        return ""
 
     def _ask_for_subclasses_of_siblings(self) -> None:
         """A pass base read from disk outside the linted paths (Index.siblings) is not part of
@@ -453,6 +511,7 @@ class _Check:
                 given = call[2][position]
             target = self._torch_pass_dict(module, site, given)
             if target is None:
+                self._unresolved_target(module, site, given, function[2])
                 return
         handler = site["handler"] or _owner(site) or "<module>"
         identity = qualified_name(real_module(module), handler)
@@ -461,6 +520,42 @@ class _Check:
                     f"a pattern registered by {short} into torch's pattern pass {target}; it runs"
                     " under that torch pass's name, which is all the runtime guard sees",
                     "pattern", guess_stage(target))
+
+    def _unresolved_target(self, module: str, site: dict, given: Any, function: str) -> None:
+        """A registration whose target pattern pass the index cannot follow (a parameter, a
+        call's result, ``*args``): it may be one of torch's, so it is reported, never skipped.
+        A target that resolves to anything else (the project's own pattern pass, reported where
+        it is built; a plain dict) needs nothing here."""
+        unresolved = [v for v in self._target_values(module, site, given)
+                      if isinstance(v, Unresolved)]
+        if not unresolved:
+            return
+        if given and given[0] == "n" and (self.index.modules[module].get("param_types") or {}).get(
+                f"{site['scope']}.{given[1]}"):
+            # ``def register(self, pm_pass: PatternMatcherPass)``: the caller hands in a pattern
+            # pass object, reported where it is built (vLLM's pattern classes). Not followed to
+            # the caller: one of torch's own handed in so is the documented gap.
+            return
+        text = unresolved[0].text
+        why = "a parameter" if given and given[0] == "n" and self.index.resolve_name(
+            module, site["scope"], given[1], site["class"]) == ("unknown", "parameter") \
+            else "not passed as a plain argument" if text == "<not given>" else "not a constant"
+        handler = site["handler"] or _owner(site) or "<module>"
+        short = function.rsplit(".", 1)[-1]
+        self._found(module, site["line"], site["col"], qualified_name(real_module(module), handler),
+                    f"a pattern registered by {short} into '{text}', whose pattern pass cannot be"
+                    f" resolved statically ({why}); if it is one of torch's, the pattern runs under"
+                    " that pass's name: register what flows in", "pattern",
+                    guess_stage(real_module(module)))
+
+    def _target_values(self, module: str, site: dict, given: Any) -> list:
+        if not isinstance(given, list) or not given:
+            return [Unresolved("<not given>")]
+        if given[0] == "l":
+            return [v for element in given[1] for v in self._target_values(module, site, element)]
+        if given[0] == "sub":
+            return self._target_values(module, site, given[1])
+        return list(self.index.values(module, site["scope"], given, site["class"]))
 
     def _torch_pass_dict(self, module: str, site: dict, given: Any) -> str | None:
         """The torch pass dict a registration targets (``pass_patterns[1]``, a list of them),
@@ -588,6 +683,22 @@ class _Check:
         hint = pass_hint(name, stage, kind)
         message = UnregisteredPass.MESSAGE.format(name=name, form=form, hint=one_line(hint))
         self.findings.append(Finding(path, line, col, UnregisteredPass.CODE, message, name, hint))
+
+
+def _imported_inside(module: str, summary: dict, text: str) -> tuple[str, str] | None:
+    """(module, name) of a ``from:LEVEL:MODULE:NAME`` handed entry, relative imports resolved
+    against ``module``'s package."""
+    try:
+        _, level, source, name = text.split(":", 3)
+        level = int(level)
+    except ValueError:
+        return None
+    if level:
+        package = module if summary.get("package") else module.rpartition(".")[0]
+        for _ in range(level - 1):
+            package = package.rpartition(".")[0]
+        source = f"{package}.{source}" if source else package
+    return real_module(source), name
 
 
 def _registered_as(klass: dict) -> str | None:
