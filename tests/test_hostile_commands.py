@@ -126,3 +126,26 @@ def test_fuzz_drawing_hands_back_what_the_visitor_raised_as_itself():
     with pytest.raises(OSError, match="No space left"):
         each_program(10, 5, visit)
     assert seen == draw_programs(3, seed=5)  # the same programs, in the same order, no replay
+
+
+def test_an_empty_registry_path_is_named_as_empty(tmp_path):
+    """`--registry ''` was Path('.'), reported as 'not a regular file (... or directory)'."""
+    result = lite_guard("registry", "list", "--registry", "", cwd=tmp_path, bound=60)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "lite_guard registry list: error: argument --registry: an empty path; name a registry"
+        " TOML file (see 'lite_guard registry list --help')"]
+
+
+def test_ctrl_c_in_a_traced_script_still_prints_what_compiled_and_exits_130(tmp_path):
+    """KeyboardInterrupt in the script was re-raised past the report: 'interrupted', exit 130,
+    and the ledgers of the compiles that had run were lost."""
+    import json
+
+    (tmp_path / "script.py").write_text(
+        "import torch\ntorch.compile(lambda x: x.sin() + 1, backend='lite')(torch.randn(4))\n"
+        "raise KeyboardInterrupt\n")
+    result = lite_guard("trace", "--json", "script.py", cwd=tmp_path)
+    assert result.returncode == 130
+    assert json.loads(result.stdout)["lite"][0]["graph"] == "graph0"
+    assert result.stderr.splitlines()[-1] == "lite_guard trace: script.py was interrupted in lite mode"

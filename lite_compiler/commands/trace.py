@@ -91,6 +91,7 @@ class _Report:
         self.args = args
         self.stdout_fd: int | None = None  # the real stdout while the script's goes to stderr
         self.stdout: Any = None
+        self.interrupted = False  # Ctrl-C in the script: exit 130, as the shell's convention
 
     def script_output_to_stderr(self) -> None:
         """``--json``: stdout carries only JSON, so the script's prints (Python's and C's) go
@@ -123,7 +124,7 @@ class _Report:
         if failure:
             # The ledgers above are what ran before the script stopped.
             print(escape_text(f"lite_guard trace: {failure}"), file=sys.stderr)
-            return 2
+            return 130 if self.interrupted else 2
         if args.html:
             from lite_guard.atomic import write_text_atomic
 
@@ -229,9 +230,10 @@ def _run_script(args: argparse.Namespace, mode: str,
             raise config_error from None
         first = (_shown(exc, str).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
+    except KeyboardInterrupt:  # Ctrl-C: the ledgers of what compiled so far are still printed
+        report.interrupted = True
+        failure = f"{args.script} was interrupted in {mode} mode"
     except BaseException as exc:  # a BaseException of the script's own: the same one line
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         first = (_shown(exc, str).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:

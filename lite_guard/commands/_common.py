@@ -11,10 +11,17 @@ from lite_guard.registry import Registry
 
 def add_registry_args(parser: argparse.ArgumentParser, project_flag: bool = True) -> None:
     parser.add_argument("--registry", action="append", default=[], metavar="PATH",
-                        help="an extra registry TOML file (repeatable)")
+                        type=_registry_path, help="an extra registry TOML file (repeatable)")
     if project_flag:
         parser.add_argument("--no-project", action="store_true",
                             help="ignore [tool.lite_guard] registries of the nearest pyproject.toml")
+
+
+def _registry_path(text: str) -> str:
+    # '' is Path('.'), which was reported as "a directory": say what was given instead.
+    if not text:  # (a name of spaces is a name: only the empty string is refused)
+        raise argparse.ArgumentTypeError("an empty path; name a registry TOML file")
+    return text
 
 
 def load_registry(args: argparse.Namespace) -> Registry:
