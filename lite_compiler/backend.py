@@ -33,6 +33,7 @@ from lite_compiler.effects import (
 )
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
+from lite_compiler.provenance import check_torch_code
 from lite_compiler.regions import compile_regions, is_region_node
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
@@ -154,6 +155,7 @@ class LiteCompiler:
                                 lite_config=self.inductor_config, fusion=fusion)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
                 self.effects.reset()
+                check_torch_code(boxed_nop, "boxed_nop", "lowering")  # runs the graph: torch's?
             self.ledger.graph_code[name] = gm.code
             compiled = boxed_nop(gm, example_inputs)
             if self.graphs is not None:
@@ -170,6 +172,7 @@ class LiteCompiler:
         with self.active(f"{self.frame}/joint"):
             self._run_always_custom_passes(joint, "joint_graph")
             joint_rows = joint_before_partition(joint)
+            check_torch_code(min_cut_rematerialization_partition, "min_cut_rematerialization_partition", "aot")
             with guard.timed("min_cut_rematerialization_partition", "aot"):
                 fw_module, bw_module = min_cut_rematerialization_partition(joint, *args, **kwargs)
             check_partition(joint_rows, (fw_module, bw_module))
@@ -222,7 +225,13 @@ class LiteCompiler:
         )
         with torch._functorch.config.patch({**self.functorch_config, **torch_called}), \
                 self.active(f"{self.frame}/aot"):
-            return backend(gm, example_inputs, **kwargs)
+            check_torch_code(aot_autograd, "aot_autograd", "aot")
+            compiled = backend(gm, example_inputs, **kwargs)
+            if not any(name.startswith(f"{self.frame}/") for name in self.ledger.graph_code):
+                # By effect: whatever ran in AOTAutograd's place never handed a graph over.
+                guard.refuse_effect("aot", "AOTAutograd returned a compiled function without"
+                                    " passing a forward or inference graph to the lite compiler")
+            return compiled
 
 
 def lite_backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
