@@ -679,3 +679,53 @@ def test_a_hook_gated_by_a_config_key_torch_lacks_fails_closed_before_compiling(
     monkeypatch.setenv("LITE_GUARD_REGISTRIES", str(path))
     with pytest.raises(lite_compiler.LiteConfigError, match="its when key 'no_such_gate_key' is not"):
         compile_lite(region_fn)(torch.randn(8))
+
+
+def test_user_code_in_a_config_key_torch_types_as_str_is_found_by_its_value():
+    """estimate_op_runtime is typed str, yet Inductor calls it when it holds a callable: the
+    check reads values, not annotations."""
+    with torch._inductor.config.patch(estimate_op_runtime=estimate):
+        violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified("estimate") and "estimate_op_runtime" in violation.reason
+
+
+def test_pattern_pass_appended_to_inductor_pass_list_never_runs(monkeypatch):
+    from torch._inductor.fx_passes import post_grad
+    from torch._inductor.pattern_matcher import PatternMatcherPass
+
+    class Recording(PatternMatcherPass):
+        def apply(self, gm):
+            RAN.append("appended")
+            return 0
+
+    monkeypatch.setattr(post_grad, "pass_patterns", [*post_grad.pass_patterns, Recording()])
+    x = torch.randn(8)
+    compile_lite(region_fn)(x)
+    assert RAN == [] and not lite_compiler.last_ledger().refused
+    assert torch.equal(compile_lite(plain_fn)(x), aot_eager(plain_fn, x))
+
+
+def test_pass_acting_only_on_the_backward_graph_is_refused_when_the_backward_compiles(monkeypatch):
+    """AOTAutograd compiles the backward lazily, at the first .backward(): the guard is there."""
+    import torch._inductor.compile_fx as compile_fx
+
+    original = compile_fx._recursive_post_grad_passes
+
+    def _recursive_post_grad_passes(gm, is_inference=False):
+        if any("tangents" in n.name for n in gm.graph.find_nodes(op="placeholder")):
+            mul_to_add(gm.graph)
+            gm.recompile()
+        return original(gm, is_inference=is_inference)
+
+    def fn(x):
+        y = x.sin() * 2
+        with lite_compiler.region(id="r"):
+            y = (y.cos() * 2).exp() * 3  # the backward region has mul nodes
+        return y
+
+    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", _recursive_post_grad_passes)
+    out = compile_lite(fn)(torch.randn(8, requires_grad=True))  # forward compiles fine
+    assert RAN == []
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        out.sum().backward()
+    assert err.value.kind == "effect" and "/bw/region" in err.value.graph and RAN == ["mul_to_add"]
