@@ -149,3 +149,22 @@ def test_ctrl_c_in_a_traced_script_still_prints_what_compiled_and_exits_130(tmp_
     assert result.returncode == 130
     assert json.loads(result.stdout)["lite"][0]["graph"] == "graph0"
     assert result.stderr.splitlines()[-1] == "lite_guard trace: script.py was interrupted in lite mode"
+
+
+def test_a_force_value_nested_100000_deep_is_one_line_exit_2(tmp_path):
+    """json.loads raised RecursionError (only JSONDecodeError was caught): a traceback."""
+    result = lite_guard("fuzz", "--count", "1", "--out", "repros", "--force",
+                        "max_autotune=" + "[" * 100_000, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "lite_guard fuzz: --force max_autotune: the value is nested too deeply to be a config value"]
+
+
+def test_the_registry_sweep_stops_at_its_time_limit_and_says_what_it_did_not_run(tmp_path):
+    """--sweep drew every program (--count of them) before anything else and ignored --time."""
+    result = lite_guard("fuzz", "--sweep", "--count", str(10**20), "--time", "3",
+                        "--sweep-out", "sweep.md", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "not run: --time ran out" in result.stdout.splitlines()[-1]
+    assert "Not run (the --time of 3.0 s ran out first)" in (tmp_path / "sweep.md").read_text()
+    assert result.seconds < 200

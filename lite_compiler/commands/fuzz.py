@@ -49,6 +49,9 @@ def parse_force(items: list[str]) -> dict:
             forced[key] = json.loads(raw.lower() if raw in ("True", "False") else raw)
         except json.JSONDecodeError:
             forced[key] = raw
+        except RecursionError:  # '[[[[...' 100,000 deep: one line, not a traceback
+            raise ValueError(f"--force {key}: the value is nested too deeply to be a config"
+                             " value") from None
     return forced
 
 

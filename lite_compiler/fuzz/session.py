@@ -162,17 +162,24 @@ def run_sweep(args: argparse.Namespace) -> int:
     from lite_compiler.fuzz.runner import compare, make_target, run_program
 
     console = Console(stderr=True)
-    programs = draw_programs(args.count, args.seed, False, args.max_steps)
+    # --time bounds the whole sweep: the drawing (one program at a time) and the configs.
+    deadline = None if args.time is None else time.monotonic() + args.time
     reference = make_target("aot_eager")
     expected = {}
-    for program in programs:
+
+    def run_reference(program: Program) -> None:
         try:
             expected[program] = run_program(program, reference, args.device)
         except Exception:
-            continue  # the reference rejects it
-    rows = []
+            pass  # the reference rejects it
+
+    each_program(args.count, args.seed, run_reference, False, args.max_steps, deadline)
+    rows, skipped = [], []
     for key, lite_value, turned_on in track(sweep_candidates(), description="sweep",
                                             console=console):
+        if deadline is not None and time.monotonic() > deadline:
+            skipped.append(key)
+            continue
         target = make_target("upstream-lite", {key: turned_on})
         broken, crashed, example = 0, 0, ""
         for program, want in expected.items():
@@ -203,8 +210,12 @@ def run_sweep(args: argparse.Namespace) -> int:
     for key, lite_value, turned_on, broken, crashed, example in sorted(rows, key=lambda r: -r[3]):
         lines.append(f"| `{key}` | `{lite_value}` | `{turned_on}` | {broken}/{len(expected)} |"
                      f" {crashed} | {example.replace('|', '/')} |")
+    if skipped:
+        lines += ["", f"Not run (the --time of {args.time} s ran out first): "
+                  + ", ".join(f"`{key}`" for key in skipped) + "."]
     write_text_atomic(args.sweep_out, "\n".join(lines) + "\n")
     breaking = sum(1 for row in rows if row[3])
-    print(f"{breaking} of {len(rows)} lite-off configs break bitwise equality when turned on;"
-          f" table written to {args.sweep_out}")
+    print(f"{breaking} of {len(rows)} lite-off configs break bitwise equality when turned on"
+          + (f" ({len(skipped)} not run: --time ran out)" if skipped else "")
+          + f"; table written to {args.sweep_out}")
     return 0
