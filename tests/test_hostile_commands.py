@@ -168,3 +168,16 @@ def test_the_registry_sweep_stops_at_its_time_limit_and_says_what_it_did_not_run
     assert "not run: --time ran out" in result.stdout.splitlines()[-1]
     assert "Not run (the --time of 3.0 s ran out first)" in (tmp_path / "sweep.md").read_text()
     assert result.seconds < 200
+
+
+@pytest.mark.parametrize("rebind", ["io.StringIO()", "object()", "None"])
+def test_trace_of_a_script_that_rebinds_sys_stdout_still_prints_its_ledger(tmp_path, rebind):
+    """`sys.stdout = io.StringIO()` in the script: the ledger table was printed into the
+    script's buffer (lost, exit 0); `sys.stdout = object()`: an AttributeError traceback."""
+    (tmp_path / "script.py").write_text(
+        "import io, sys\nimport torch\n"
+        "torch.compile(lambda x: x.sin() + 1, backend='lite')(torch.randn(4))\n"
+        f"sys.stdout = {rebind}\n")
+    result = lite_guard("trace", "script.py", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "lite compile graph0" in result.stdout and "allowed" in result.stdout

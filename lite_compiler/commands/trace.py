@@ -196,6 +196,8 @@ def _run_script(args: argparse.Namespace, mode: str,
         # os._exit skips every cleanup: report first, then exit as the script asked (a forked
         # child of the script exits untouched).
         if os.getpid() == tracing_pid:
+            sys.stdout, sys.stderr = saved_streams
+            _reopen_closed_streams()
             failure = None if code == 0 and not args.html else \
                 f"{args.script} called os._exit({code}) in {mode} mode"
             sys.stdout.flush()
@@ -210,6 +212,9 @@ def _run_script(args: argparse.Namespace, mode: str,
     saved_argv = sys.argv
     sys.argv = [args.script, *args.script_args]
     report.script_output_to_stderr()
+    # The script may rebind sys.stdout / sys.stderr (a StringIO, None, any object): the ledgers
+    # go to the streams we had, never into the script's buffer, nor into an AttributeError.
+    saved_streams = (sys.stdout, sys.stderr)
     os._exit = exit_now
     try:
         if mode == "lite":
@@ -238,6 +243,7 @@ def _run_script(args: argparse.Namespace, mode: str,
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:
         os._exit = real_exit
+        sys.stdout, sys.stderr = saved_streams
         _reopen_closed_streams()  # the script may have closed sys.stdout: the ledgers still print
         sys.stdout.flush()
         sys.argv = saved_argv
