@@ -4,14 +4,15 @@ Outside annotated regions lite mode runs aot_eager's ATen graph, one kernel per 
 fuses connected pointwise ops into Inductor kernels only where it can show, by running them,
 that the fused kernel computes the same bits as the ATen kernels; everything else stays ATen.
 
-1. Candidates, by structure: ``call_function`` nodes on ATen overloads tagged
-   ``torch.Tag.pointwise`` (not ``nondeterministic_seeded``, schema not mutable, no aliasing
-   return), outside every region, with static shapes and every tensor on one device. A
-   dtype-only ``aten._to_copy`` (a pointwise conversion torch does not tag, because ``_to_copy``
-   also moves devices) is admitted when it changes nothing but the dtype.
+1. Candidates, by structure and effect (kind()): "pointwise" (``call_function`` nodes on ATen
+   overloads tagged ``torch.Tag.pointwise``, or a dtype-only ``aten._to_copy``, a pointwise
+   conversion torch does not tag because ``_to_copy`` also moves devices), "view" (an aliasing
+   schema) and "mover" (copies, fills, cats, scatters: lite_compiler.data_movement's probe), never
+   ``nondeterministic_seeded`` or mutable, outside every region, with static shapes and every
+   tensor on one device.
 2. Groups: maximal connected groups that stay convex (no path leaves a group and comes back;
    torch.fx's CapabilityBasedPartitioner, checked again here) and that scooping keeps whole
-   (lite_compiler.scooping's order split), with at least two ops.
+   (lite_compiler.scooping's order split), with at least two ops that run a kernel in ATen.
 3. Proof by effect, fail closed: (a) each op signature is compiled and run on stress values
    next to ATen (lite_compiler.bitwise_check); a signature that differs in any bit is not a
    candidate. (b) each group, on its first real call, runs both the fused kernel and its ATen
