@@ -729,3 +729,20 @@ def test_pass_acting_only_on_the_backward_graph_is_refused_when_the_backward_com
     with pytest.raises(lite_compiler.LitePassViolation) as err:
         out.sum().backward()
     assert err.value.kind == "effect" and "/bw/region" in err.value.graph and RAN == ["mul_to_add"]
+
+
+def test_another_package_registering_the_backend_name_lite_does_not_take_over(monkeypatch):
+    """A package registers its own Dynamo backend under the name "lite" (before Dynamo loaded
+    our entry point): after ``import lite_compiler``, backend="lite" still reaches the guarded
+    compiler, not theirs."""
+    from torch._dynamo.backends import registry as dynamo_registry
+
+    def impostor(gm, example_inputs, **kwargs):
+        RAN.append("impostor")
+        return gm.forward
+
+    monkeypatch.setitem(dynamo_registry._COMPILER_FNS, "lite", impostor)
+    x = torch.randn(8)
+    out = compile_lite(plain_fn)(x)
+    assert RAN == [] and lite_compiler.last_ledger().graph_code
+    assert torch.equal(out, aot_eager(plain_fn, x))
