@@ -181,3 +181,17 @@ def test_trace_of_a_script_that_rebinds_sys_stdout_still_prints_its_ledger(tmp_p
     result = lite_guard("trace", "script.py", cwd=tmp_path, env={"COLUMNS": "200"})
     assert result.returncode == 0, result.stderr
     assert "lite compile graph0" in result.stdout and "allowed" in result.stdout
+
+
+@pytest.mark.parametrize("statement", ["os.close(1)", "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)"])
+def test_trace_of_a_script_that_closes_or_redirects_descriptor_1_still_prints_its_ledger(
+        tmp_path, statement):
+    """`os.close(1)` in the script: 'lite_guard: the system refused: Bad file descriptor; free
+    resources and run again', exit 2, and no ledger (redirected: the ledger went to /dev/null)."""
+    (tmp_path / "script.py").write_text(
+        "import os\nimport torch\n"
+        "torch.compile(lambda x: x.sin() + 1, backend='lite')(torch.randn(4))\n"
+        f"{statement}\n")
+    result = lite_guard("trace", "script.py", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "lite compile graph0" in result.stdout and "allowed" in result.stdout

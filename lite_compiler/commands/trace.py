@@ -196,6 +196,7 @@ def _run_script(args: argparse.Namespace, mode: str,
         # os._exit skips every cleanup: report first, then exit as the script asked (a forked
         # child of the script exits untouched).
         if os.getpid() == tracing_pid:
+            _restore_fds(saved_fds)
             sys.stdout, sys.stderr = saved_streams
             _reopen_closed_streams()
             failure = None if code == 0 and not args.html else \
@@ -215,6 +216,7 @@ def _run_script(args: argparse.Namespace, mode: str,
     # The script may rebind sys.stdout / sys.stderr (a StringIO, None, any object): the ledgers
     # go to the streams we had, never into the script's buffer, nor into an AttributeError.
     saved_streams = (sys.stdout, sys.stderr)
+    saved_fds = _save_fds()  # and descriptors 1 and 2 (`os.close(1)`, `os.dup2(null, 2)`)
     os._exit = exit_now
     try:
         if mode == "lite":
@@ -243,6 +245,7 @@ def _run_script(args: argparse.Namespace, mode: str,
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"
     finally:
         os._exit = real_exit
+        _restore_fds(saved_fds)
         sys.stdout, sys.stderr = saved_streams
         _reopen_closed_streams()  # the script may have closed sys.stdout: the ledgers still print
         sys.stdout.flush()
@@ -265,6 +268,29 @@ def _is_success(code: Any) -> bool:
     """``sys.exit()`` / ``sys.exit(0)``: success; anything else (a message, 3, an object whose
     ``__eq__`` raises) is a failure, decided without calling the script's own ``__eq__``."""
     return code is None or (type(code) in (int, bool) and code == 0)
+
+
+def _save_fds() -> dict[int, int]:
+    """Copies of descriptors 1 and 2 (those that are open), for _restore_fds."""
+    saved = {}
+    for fd in (1, 2):
+        try:
+            saved[fd] = os.dup(fd)
+        except OSError:
+            pass
+    return saved
+
+
+def _restore_fds(saved: dict[int, int]) -> None:
+    """Put descriptors 1 and 2 back as they were before the script (once: the copies close)."""
+    while saved:
+        fd, copy = saved.popitem()
+        try:
+            os.dup2(copy, fd)
+        except OSError:
+            pass
+        finally:
+            os.close(copy)
 
 
 def _reopen_closed_streams() -> None:
