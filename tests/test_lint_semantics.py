@@ -245,3 +245,17 @@ def test_a_pattern_registered_into_a_parameter_is_reported_not_skipped(tmp_path)
         " is one of torch's, the pattern runs under that pass's name: register what flows in) is"
         ' not in any registry; register it: [[pass]] name = "reg:install", stage = "post_grad",'
         ' lite = "never", kind = "pattern"']  # install_typed: a PatternMatcherPass is handed in
+
+
+def test_a_custom_knapsack_solver_is_a_pass_class(tmp_path):
+    # It decides what AOTAutograd's partitioner saves vs recomputes (a [[base]] of role
+    # pass_class in torch_pipelines.toml), like CustomPartitionerFn.
+    source = ("from torch._inductor.custom_graph_pass import CustomKnapsackSolver\n\n\n"
+              "class GreedySolver(CustomKnapsackSolver):\n"
+              "    def __call__(self, memory, runtimes, max_memory):\n        return 0.0, [], []\n\n"
+              "    def uuid(self):\n        return 'greedy'\n")
+    root = _tree(tmp_path, {"solver.py": source})
+    assert _check(root, None).stdout.splitlines() == [
+        "solver.py:4:7 LG001 graph pass 'solver:GreedySolver' (class deriving from"
+        " CustomKnapsackSolver) is not in any registry; register it: [[pass]] name ="
+        ' "solver:GreedySolver", stage = "post_grad", lite = "never", kind = "class"']
