@@ -504,6 +504,29 @@ def test_silu_backward_decomposes_as_atens_cuda_functor_in_cuda_groups_only():
     assert torch.equal(gm(dy, x), silu_bw(dy, x))  # the same values on CPU too, here
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", ["llama", "moe"])
+def test_zoo_models_train_bitwise_equal_to_aot_eager_with_data_movement_fused(name, dtype):
+    """The zoo's llama block (rotary cat, RMSNorm, SwiGLU) and mixture of experts, two training
+    steps: every output and grad torch.equal to aot_eager, groups fused, none fell back."""
+    from compiler_models import build, run_step
+
+    results = {}
+    for backend in ("aot_eager", "lite"):
+        torch._dynamo.reset()
+        model, inputs = build(name, dtype)
+        fn = torch.compile(model, backend=backend, **({"options": FUSION} if backend == "lite" else {}))
+        results[backend] = [run_step(model, tuple(t * (1 + step) for t in inputs), fn, train=True)
+                            for step in range(2)]
+        if backend == "lite":
+            rows = _fusion_rows()
+    for (out_a, grads_a), (out_b, grads_b) in zip(results["aot_eager"], results["lite"]):
+        assert torch.equal(out_a, out_b) and len(grads_a) == len(grads_b)
+        assert all(torch.equal(a, b) for a, b in zip(grads_a, grads_b))
+    assert _fused(rows) and not _fell_back(rows), [e.reason for e in _fell_back(rows)]
+
+
 # ---- GPU (the lead runs these on the H200) -------------------------------------------------------
 
 def _cuda_chain_inputs(dtype):
