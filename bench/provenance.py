@@ -219,10 +219,10 @@ def verdict(section: Section, repo: Path = REPO) -> Verdict:
         later = git("log", "--format=%h %s", f"{commit}..HEAD", "--", *paths,
                     cwd=repo).stdout.splitlines()
         if later:
-            reasons.append(f"{len(later)} later commit(s) touch its code since {commit}, newest:"
-                           f" {later[0][:100]}")
+            reasons.append(f"{len(later)} later commit(s) (newest {later[0].split()[0]}) changed"
+                           f" the code it measured since {commit}")
     if reasons:
-        return Verdict(section, script, True, "; ".join(reasons), paths)
+        return Verdict(section, script, True, "; ".join(reasons) + f" ({', '.join(paths)})", paths)
     commits = ", ".join(sorted({r["commit"] for r in section.runs}))
     return Verdict(section, script, False, f"no commit since {commits} touches its code", paths)
 

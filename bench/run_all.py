@@ -12,7 +12,8 @@ other); with ``--write`` a script replaces only the section it owns, and starts 
 ``Measured: `command` at commit `sha``` line.
 
 ``--stale`` lists every section with its verdict (stale when a commit after the one it names
-touched the code it exercises; bench/provenance.py) and exits 1 if any is stale.
+touched the code it exercises; bench/provenance.py) and exits 1 if any is stale; with
+``--label`` it also writes the verdict into each stale section (a ``Stale:`` line).
 ``--only-stale`` reruns just the stale CPU sections.
 ``--worktree`` runs the scripts in a new ``git worktree`` of HEAD (clean: what the section names
 is what ran, whatever is being edited in this checkout meanwhile), with this venv and
@@ -44,9 +45,31 @@ def cpu_scripts() -> list[provenance.Script]:
     return [s for s in provenance.scripts() if s.writes and s.sections and not s.gpu]
 
 
-def list_stale() -> int:
+def label(verdicts: list[provenance.Verdict]) -> None:
+    """Write each stale section's verdict into it, as a ``Stale:`` line under its ``Measured:``
+    lines (and drop the line from sections that are fresh again): a number measured on older
+    code is never left unlabelled. A rerun rewrites the section, label and all."""
+    for v in verdicts:
+        lines = [line for line in v.section.body.strip("\n").splitlines()
+                 if not line.startswith("Stale: ")]
+        if v.stale:
+            last = max((i for i, line in enumerate(lines) if line.startswith("Measured: `")),
+                       default=-1)
+            rerun = (f"`.venv/bin/python bench/run_all.py --worktree --only {v.script.path.stem}`"
+                     if v.script and not v.section.gpu else "the GPU machine (bench/gpu_session.sh)")
+            lines.insert(last + 1, f"Stale: {v.why}; the numbers below are of that older code"
+                                   f" (rerun: {rerun}).")
+        body = "\n".join(lines)
+        if body != v.section.body.strip("\n"):
+            replace_section(REPO / "BENCHMARKS.md", v.section.title, body)
+
+
+def list_stale(write_labels: bool = False) -> int:
     stale = 0
-    for v in provenance.verdicts():
+    verdicts = provenance.verdicts()
+    if write_labels:
+        label(verdicts)
+    for v in verdicts:
         where = v.script.path.name if v.script else "no script"
         kind = "GPU" if v.section.gpu else "CPU"
         mark = "STALE" if v.stale else "fresh"
@@ -128,13 +151,17 @@ def main() -> int:
                         help="run just the scripts whose sections are stale")
     parser.add_argument("--stale", action="store_true",
                         help="list every section and whether it is stale; exit 1 if any is")
+    parser.add_argument("--label", action="store_true",
+                        help="with --stale: write the verdict into each stale section (a Stale: line)")
     parser.add_argument("--worktree", action="store_true",
                         help="run in a clean git worktree of HEAD and copy the sections back")
     parser.add_argument("--list", action="store_true", help="list the scripts and exit")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = parser.parse_args()
+    if args.label and not args.stale:
+        parser.error("--label goes with --stale")
     if args.stale:
-        return list_stale()
+        return list_stale(args.label)
 
     scripts = cpu_scripts()
     if args.only:

@@ -151,8 +151,9 @@ def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_scr
     assert stale() == {"Speed": False, "Lint": True}
     (repo / "bench" / "helper.py").write_text("C = 2\n")  # reached through an import
     _git(repo, "commit", "-qam", "helper change")
+    newest = _git(repo, "rev-parse", "--short", "HEAD")
     verdicts = {v.section.title: v for v in provenance.verdicts(repo)}
-    assert verdicts["Speed"].stale and "helper change" in verdicts["Speed"].why
+    assert verdicts["Speed"].stale and f"1 later commit(s) (newest {newest})" in verdicts["Speed"].why
     assert "bench/helper.py" in verdicts["Speed"].paths and "lite_compiler" in verdicts["Speed"].paths
 
 
