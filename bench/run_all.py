@@ -15,6 +15,7 @@ other); with ``--write`` a script replaces only the section it owns, and starts 
 touched the code it exercises; bench/provenance.py) and exits 1 if any is stale; with
 ``--label`` it also writes the verdict into each stale section (a ``Stale:`` line).
 ``--only-stale`` reruns just the stale CPU sections.
+Runs hold a lock (``.git/lite-guard-bench.lock``): a second ``run_all`` on the machine waits.
 ``--worktree`` runs the scripts in a new ``git worktree`` of HEAD (clean: what the section names
 is what ran, whatever is being edited in this checkout meanwhile), with this venv and
 ``PYTHONPATH`` pointing at the worktree, then copies each rewritten section (and any result file
@@ -113,7 +114,38 @@ def copy_back(root: Path, script: provenance.Script) -> None:
             print(f"run_all: copied {relative} back", flush=True)
 
 
+@contextlib.contextmanager
+def one_at_a_time():
+    """Hold an exclusive lock while benchmarks run: two ``run_all`` started by different people
+    (or worktrees) on one machine wait for each other instead of timing each other's load."""
+    import fcntl
+
+    common = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=REPO,
+                            capture_output=True, text=True).stdout.strip() or ".git"
+    path = (REPO / common / "lite-guard-bench.lock").resolve()
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            print(f"run_all: waiting for the benchmark run that holds {path} ({lock.read().strip()})",
+                  flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"pid {os.getpid()}, since {time.strftime('%H:%M:%S')}")
+        lock.flush()
+        yield
+
+
 def run(scripts: list[provenance.Script], in_worktree: bool, dry_run: bool) -> int:
+    if dry_run:
+        return run_locked(scripts, in_worktree, dry_run)
+    with one_at_a_time():
+        return run_locked(scripts, in_worktree, dry_run)
+
+
+def run_locked(scripts: list[provenance.Script], in_worktree: bool, dry_run: bool) -> int:
     failed, summary = [], []
     with (worktree() if in_worktree and not dry_run else contextlib.nullcontext(REPO)) as root:
         env = dict(os.environ)
