@@ -200,10 +200,17 @@ def _stdlib_dir() -> str:
 def _trusted_file(filename: str) -> bool:
     """Torch's files, the standard library's (contextlib, enum, collections wrap torch code; and
     its backport typing_extensions), and ``<string>``: methods dataclasses and namedtuples generate for torch's classes."""
-    if filename == "<string>":
+    if filename == "<string>" or filename.startswith("<frozen "):  # abc, os, ...: the stdlib
         return True
     real = os.path.realpath(filename)
-    return real.startswith(_torch_dir()) or real.startswith(_stdlib_dir()) or real == _typing_backport()
+    return real.startswith(_torch_dir()) or real.startswith(_stdlib_dir()) \
+        or real == _typing_backport() or real.startswith(_torchgen_dir())
+
+
+@functools.lru_cache(maxsize=1)
+def _torchgen_dir() -> str:
+    """torchgen, shipped in torch's wheel beside it (AOTAutograd imports its helpers)."""
+    return os.path.join(os.path.dirname(_torch_dir().rstrip(os.sep)), "torchgen") + os.sep
 
 
 @functools.lru_cache(maxsize=1)
@@ -226,7 +233,9 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         if module is None or not name.startswith(prefix) \
                 or not _file_in_torch(getattr(module, "__file__", None) or "<none>"):
             continue  # torch's source only (Inductor's generated code registers modules too)
-        for cls in _classes_of(name, module):
+        classes, functions = _contents_of(name, module)
+        found += functions
+        for cls in classes:
             found += _foreign_members(name, cls)
     return found
 
@@ -242,17 +251,32 @@ def _unchanged(key: Any, namespace: Any) -> bool:
 
 
 _SWEPT: dict[Any, tuple[tuple[Any, ...], tuple[int, ...]]] = {}
-_CLASSES: dict[str, list[type]] = {}
+_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
 
-def _classes_of(name: str, module: Any) -> list[type]:
-    """The classes a module defines (a class is swept once, in the module that defines it)."""
-    if _unchanged(("module", name, id(module)), vars(module)) and name in _CLASSES:
-        return _CLASSES[name]
-    classes = [v for v in list(vars(module).values()) if isinstance(v, type) and v.__module__ == name]
-    _CLASSES[name] = classes
-    return classes
+def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]]]:
+    """(the classes a module defines, its module-level functions that are foreign code put in
+    place of a name): a class is swept once, in the module that defines it. A function of
+    another package bound under its own name, the very object its home module holds there, is
+    an import (``from sympy import symbols``), not a patch; a wrapper, a closure, a lambda or a
+    ``functools.wraps`` copy put under a torch name is not."""
+    if _unchanged(("module", name, id(module)), vars(module)) and name in _CONTENTS:
+        return _CONTENTS[name]
+    classes, functions = [], []
+    for attr, value in list(vars(module).items()):
+        if isinstance(value, type):
+            if value.__module__ == name:
+                classes.append(value)
+        elif type(value) is types.FunctionType and not _trusted_file(value.__code__.co_filename) \
+                and not value.__code__.co_filename.startswith(_OWN_DIR) \
+                and not getattr(value, "__lite_guarded__", False):
+            home = sys.modules.get(getattr(value, "__module__", None) or "")
+            if home is None or vars(home).get(attr) is not value or _file_in_torch(
+                    getattr(home, "__file__", None) or "<none>"):
+                functions.append((f"{name}:{attr}", value))
+    _CONTENTS[name] = (classes, functions)
+    return classes, functions
 
 
 def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:

@@ -22,18 +22,19 @@ def _region_fn(x):
 
 
 def test_new_observer_pass_injected_into_inductor_is_refused(monkeypatch):
-    import torch._inductor.compile_fx as compile_fx
     from torch.fx.passes.graph_transform_observer import GraphTransformObserver
 
-    # A pipeline step no hook names (a hooked pass replaced by other code runs as that code
-    # and is refused first: tests/test_guard_redteam.py), so the observer is what is seen.
-    original = compile_fx._recursive_post_grad_passes
+    # A step outside Inductor's modules that no hook names (code put into Inductor's place is
+    # refused as itself first: tests/test_guard_redteam.py), so the observer is what is seen.
+    import torch.fx.passes.utils.fuser_utils as fuser_utils
 
-    def view_to_reshape_with_new_pass(gm, is_inference=False):
+    original = fuser_utils.fuse_by_partitions
+
+    def view_to_reshape_with_new_pass(gm, *args, **kwargs):
         GraphTransformObserver(gm, "my_new_pass").apply_graph_pass(lambda graph: None)
-        return original(gm, is_inference=is_inference)
+        return original(gm, *args, **kwargs)
 
-    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", view_to_reshape_with_new_pass)
+    monkeypatch.setattr(fuser_utils, "fuse_by_partitions", view_to_reshape_with_new_pass)
     with pytest.raises(lite_compiler.LitePassViolation) as refused:
         compile_lite(_region_fn, fullgraph=True)(torch.randn(8))
     message = str(refused.value)

@@ -284,22 +284,38 @@ def test_monkeypatched_graph_runner_outside_regions_is_refused(monkeypatch):
     assert violation.pass_name.endswith("<locals>.boxed_nop") and RAN == []
 
 
-def test_monkeypatched_unhooked_pipeline_step_is_refused_by_effect(monkeypatch):
-    """A function no hook names (its provenance is not checked) that changes the region graph:
-    caught by what it did."""
+def _patch_post_grad_pipeline_step(monkeypatch, when=lambda gm: True):
+    """compile_fx._recursive_post_grad_passes (a module function no hook names) replaced by one
+    that rewrites the region graph first; returns its identity."""
     import torch._inductor.compile_fx as compile_fx
 
     original = compile_fx._recursive_post_grad_passes
 
     def _recursive_post_grad_passes(gm, is_inference=False):
-        mul_to_add(gm.graph)
-        gm.recompile()
+        if when(gm):
+            mul_to_add(gm.graph)
+            gm.recompile()
         return original(gm, is_inference=is_inference)
 
     monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", _recursive_post_grad_passes)
+    return qualified("_patch_post_grad_pipeline_step.<locals>._recursive_post_grad_passes")
+
+
+def test_monkeypatched_module_function_of_inductor_is_refused_by_its_code(monkeypatch):
+    name = _patch_post_grad_pipeline_step(monkeypatch)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == name and RAN == []
+    assert "patched into torch._inductor.compile_fx:_recursive_post_grad_passes" in violation.reason
+
+
+def test_registered_code_that_changes_the_graph_is_still_refused_by_effect(monkeypatch, tmp_path):
+    """Registering the code lets it run; it does not explain a graph change no registered pass
+    made: the effect check refuses that."""
+    name = _patch_post_grad_pipeline_step(monkeypatch)
+    user_registry(monkeypatch, tmp_path, (name, "lowering", "region"))
     violation = refused(region_fn, torch.randn(8))
     assert violation.kind == "effect" and violation.stage == "lowering"
-    assert "target aten.mul.Tensor -> aten.add.Tensor" in violation.reason
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in violation.reason and RAN == ["mul_to_add"]
 
 
 def test_pass_that_acts_only_on_the_second_compile_is_refused_there(monkeypatch):
@@ -460,17 +476,17 @@ def test_the_same_pattern_does_run_in_default_mode(third_party_pattern):
 def test_own_pattern_pass_named_like_an_allowed_torch_pass_is_refused(monkeypatch):
     """A PatternMatcherPass named "fx_graph_cse" (an allowed torch name) applied from outside
     torch is qualified by the applying module: no borrowed permission."""
-    import torch._inductor.compile_fx as compile_fx
+    import torch.fx.passes.utils.fuser_utils as fuser_utils
     from torch._inductor.pattern_matcher import PatternMatcherPass
 
-    original = compile_fx._recursive_post_grad_passes
+    original = fuser_utils.fuse_by_partitions
     mine = PatternMatcherPass(pass_name="fx_graph_cse")
 
-    def _recursive_post_grad_passes(gm, is_inference=False):
+    def fuse_by_partitions(gm, *args, **kwargs):  # outside Inductor's modules: not swept
         mine.apply(gm)
-        return original(gm, is_inference=is_inference)
+        return original(gm, *args, **kwargs)
 
-    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", _recursive_post_grad_passes)
+    monkeypatch.setattr(fuser_utils, "fuse_by_partitions", fuse_by_partitions)
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name == qualified("fx_graph_cse")
 
@@ -621,7 +637,7 @@ def test_monkeypatched_region_compiler_entry_is_refused(monkeypatch):
     monkeypatch.setattr(compile_fx, "compile_fx_inner", compile_fx_inner)
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name.endswith("<locals>.compile_fx_inner") and RAN == []
-    assert "torch's compile_fx_inner" in violation.reason
+    assert "compile_fx_inner" in violation.reason  # found by the sweep, or where it is called
 
 
 @pytest.mark.parametrize("key", ["reorder_for_compute_comm_overlap_passes", "custom_should_partition_ops"])
@@ -705,17 +721,12 @@ def test_pattern_pass_appended_to_inductor_pass_list_never_runs(monkeypatch):
     assert torch.equal(compile_lite(plain_fn)(x), aot_eager(plain_fn, x))
 
 
-def test_pass_acting_only_on_the_backward_graph_is_refused_when_the_backward_compiles(monkeypatch):
-    """AOTAutograd compiles the backward lazily, at the first .backward(): the guard is there."""
-    import torch._inductor.compile_fx as compile_fx
-
-    original = compile_fx._recursive_post_grad_passes
-
-    def _recursive_post_grad_passes(gm, is_inference=False):
-        if any("tangents" in n.name for n in gm.graph.find_nodes(op="placeholder")):
-            mul_to_add(gm.graph)
-            gm.recompile()
-        return original(gm, is_inference=is_inference)
+def test_pass_acting_only_on_the_backward_graph_is_refused_when_the_backward_compiles(monkeypatch, tmp_path):
+    """AOTAutograd compiles the backward lazily, at the first .backward(): the guard is there.
+    (The code is registered, so only what it does to the backward graph is refused.)"""
+    name = _patch_post_grad_pipeline_step(monkeypatch, when=lambda gm: any(
+        "tangents" in n.name for n in gm.graph.find_nodes(op="placeholder")))
+    user_registry(monkeypatch, tmp_path, (name, "lowering", "region"))
 
     def fn(x):
         y = x.sin() * 2
@@ -723,7 +734,6 @@ def test_pass_acting_only_on_the_backward_graph_is_refused_when_the_backward_com
             y = (y.cos() * 2).exp() * 3  # the backward region has mul nodes
         return y
 
-    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", _recursive_post_grad_passes)
     out = compile_lite(fn)(torch.randn(8, requires_grad=True))  # forward compiles fine
     assert RAN == []
     with pytest.raises(lite_compiler.LitePassViolation) as err:
