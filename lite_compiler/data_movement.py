@@ -109,48 +109,64 @@ def _constants_key(node: torch.fx.Node) -> str:
 
 
 def _probe(node: torch.fx.Node, val: torch.Tensor, vals: list[torch.Tensor]) -> bool:
-    """Two runs of the op on distinct random codes: every output element a code or a constant,
-    from the same place in both runs."""
+    """A cheap first run on one code per input (a matmul, a sum fail here), then two runs on
+    distinct random codes: every output element a code or a constant, from the same place in
+    both runs. On the node's device; one host sync per run."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     wide = torch.float64 if val.dtype.is_floating_point else torch.int64
+    device = val.device
     constants = [0, 1] + [a for a in (*node.args, *node.kwargs.values())
                           if isinstance(a, (int, float)) and not isinstance(a, bool)]
     spans = [_span(v) for v in vals]
+    total = sum(spans)
     try:
         with unset_fake_temporarily(), torch.no_grad():
-            gen = torch.Generator().manual_seed(0)
+            gen = torch.Generator(device=device).manual_seed(0)
+            # One code per input, 2**41 + k * 2**20: a sum or a product of them is none.
+            single = torch.tensor([(1 << 41) + (k << 20) for k in range(len(vals))], dtype=wide,
+                                  device=device)
+            inputs = [single[k].expand(max(span, 1)).clone().as_strided(
+                tuple(v.shape), v.stride(), v.storage_offset()) for k, (v, span) in enumerate(zip(vals, spans))]
+            if _sources(_output(node, inputs, wide, val), single, constants) is None:
+                return False
             sources = []
             for _ in range(2):
                 # Distinct codes, random in order and in their low bits, exact in float64 (below
                 # 2**53): a sum, a mean or a product of codes is almost never a code, and never
                 # the same one in both draws.
-                total = sum(spans)
-                codes = ((1 << 41) + torch.randperm(total, generator=gen) * 1024
-                         + torch.randint(0, 1024, (total,), generator=gen)).to(wide)
+                codes = ((1 << 41) + torch.randperm(total, generator=gen, device=device) * 1024
+                         + torch.randint(0, 1024, (total,), generator=gen, device=device)).to(wide)
                 inputs, at = [], 0
                 for v, span in zip(vals, spans):
-                    inputs.append(codes[at:at + span].to(val.device).as_strided(
+                    inputs.append(codes[at:at + span].as_strided(
                         tuple(v.shape), v.stride(), v.storage_offset()))
                     at += span
-                out = _run(node, inputs, wide, val.device)
-                if not isinstance(out, torch.Tensor) or out.dtype != wide \
-                        or tuple(out.shape) != tuple(val.shape):
-                    return False
-                found = _sources(out.reshape(-1).cpu(), codes, constants)
+                found = _sources(_output(node, inputs, wide, val), codes, constants)
                 if found is None:
                     return False
                 sources.append(found)
-            return torch.equal(sources[0], sources[1])
+            return bool(torch.equal(sources[0], sources[1]))
     except Exception:  # noqa: BLE001 - an op the probe cannot run is not a mover (fail closed)
         return False
 
 
-def _sources(out: torch.Tensor, codes: torch.Tensor, constants: list[Any]) -> torch.Tensor | None:
+def _output(node: torch.fx.Node, inputs: list[torch.Tensor], wide: torch.dtype,
+            val: torch.Tensor) -> torch.Tensor | None:
+    """The op's flat output in the probe's dtype, or None when it is not one such tensor."""
+    out = _run(node, inputs, wide, val.device)
+    if not isinstance(out, torch.Tensor) or out.dtype != wide or tuple(out.shape) != tuple(val.shape):
+        return None
+    return out.reshape(-1)
+
+
+def _sources(out: torch.Tensor | None, codes: torch.Tensor, constants: list[Any]) -> torch.Tensor | None:
     """Per output element: the index of its code among the inputs' codes, or -1 - k for the k-th
     constant (compared exactly, in the probe's dtype); None when some element is neither."""
+    if out is None:
+        return None
     missing = -(1 << 62)
-    src = torch.full(out.shape, missing, dtype=torch.int64)
+    src = torch.full(out.shape, missing, dtype=torch.int64, device=out.device)
     if codes.numel():
         order = codes.argsort()
         ranked = codes[order]
