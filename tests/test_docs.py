@@ -213,3 +213,36 @@ def test_supported_torch_range_has_one_home():
     import lite_compiler.config
 
     assert lite_compiler.config.SUPPORTED == SUPPORTED_TORCH_MINORS
+
+
+def test_run_all_worktree_measures_the_committed_code_and_copies_the_section_back(tmp_path):
+    # The rerun recipe of issue #13: a section rerun from a clean worktree of HEAD names HEAD
+    # and shows what HEAD's code measures, whatever is being edited in the checkout meanwhile.
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    (repo / "bench").mkdir(parents=True)
+    for name in ("markdown_section.py", "provenance.py", "run_all.py"):
+        (repo / "bench" / name).write_text((REPO / "bench" / name).read_text())
+    (repo / "bench" / "__init__.py").write_text("")
+    speed = ("import sys\nfrom pathlib import Path\nREPO = Path(__file__).resolve().parent.parent\n"
+             "sys.path.insert(0, str(REPO))\nfrom bench.markdown_section import replace_section\n"
+             "SECTION = 'Speed'\nARGS = [\"--write\"]\nVALUE = '{value}'\n"
+             "replace_section(REPO / 'BENCHMARKS.md', SECTION, f'| {{VALUE}} |')\n")
+    (repo / "bench" / "speed.py").write_text(speed.format(value="committed"))
+    (repo / "BENCHMARKS.md").write_text("# B\n\n## Speed\n\nold\n\n## Other\n\nkept\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "c")
+    head = _git(repo, "rev-parse", "--short", "HEAD")
+    (repo / "bench" / "speed.py").write_text(speed.format(value="uncommitted edit"))
+    result = subprocess.run([sys.executable, "bench/run_all.py", "--worktree", "--only", "speed"],
+                            cwd=repo, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (repo / "BENCHMARKS.md").read_text()
+    section = _bench_provenance().sections(text)[0]
+    assert [r["commit"] for r in section.runs] == [head]
+    assert "from a clean git worktree" in section.runs[0]["note"]
+    assert "| committed |" in text and "uncommitted edit |" not in text and "kept" in text
+    assert _git(repo, "worktree", "list").count("\n") == 0  # the worktree is gone again
