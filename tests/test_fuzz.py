@@ -77,6 +77,9 @@ def test_sweep_turns_on_every_lite_off_inductor_config_from_the_registry():
     assert candidates["use_dce"] == (False, True)
     inductor_keys = {c.key for c in Registry.load().configs if c.module == "inductor"}
     assert set(candidates) <= inductor_keys and len(candidates) > 30
+    # Only keys lite mode forces: a classified key it leaves alone has nothing to turn back on.
+    forced = {c.key for c in Registry.load().configs if c.module == "inductor" and c.forced}
+    assert set(candidates) <= forced, sorted(set(candidates) - forced)[:5]
 
 
 def test_result_exactness_matches_what_the_runner_collects():

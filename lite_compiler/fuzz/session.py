@@ -141,7 +141,9 @@ def sweep_candidates() -> list[tuple[str, object, object]]:
     defaults = inductor_config.get_config_copy()
     candidates = []
     for entry in Registry.load().configs:
-        if entry.module != "inductor" or entry.key not in defaults:
+        # Only what lite mode forces: a key classified but left alone (no lite_value) has
+        # nothing to turn back on (it was swept with its own default, 500 no-op rows).
+        if entry.module != "inductor" or entry.key not in defaults or not entry.forced:
             continue
         if isinstance(entry.lite_value, bool):
             turned_on = not entry.lite_value
@@ -151,6 +153,23 @@ def sweep_candidates() -> list[tuple[str, object, object]]:
             continue
         candidates.append((entry.key, entry.lite_value, turned_on))
     return candidates
+
+
+def _code() -> str:
+    """What produced a table: lite-guard's version (and commit, in a git checkout) and torch's."""
+    import subprocess
+
+    import torch
+
+    from lite_guard import __version__
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10, cwd=Path(__file__).resolve().parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"lite-guard {__version__}" + (f" at commit {commit}" if commit else "") + \
+        f", torch {torch.__version__}"
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -195,7 +214,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     lines = [
         "# Registry evidence: which lite-off configs break bitwise equality",
         "",
-        f"Produced by `lite_guard fuzz --sweep --count {args.count} --seed {args.seed}`: each",
+        f"Produced by `lite_guard fuzz --sweep --count {args.count} --seed {args.seed}` ({_code()}): each",
         "config the registry forces in lite mode is turned back on alone, on torch's own",
         "`mode=\"lite\"`, and the same generated programs are compared with `aot_eager`",
         f"bit for bit ({len(expected)} valid programs, forward and backward, static and dynamic).",
