@@ -175,6 +175,8 @@ def guarded(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
         foreign = provenance.foreign_identity(fn) if torch_pass else None  # asked at each call:
         if foreign is not None:  # a __code__ swapped in place changes no attribute
             guard.check(foreign, hook.stage, "function", where=replaced)  # whether enabled or not
+        elif torch_pass:
+            provenance.check_callees(fn, hook.name, hook.stage)
         if not hook.enabled():
             return fn(*args, **kwargs)
         with guard.timed(hook.name, hook.stage, hook.kind) as record:

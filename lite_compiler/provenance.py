@@ -309,3 +309,27 @@ def check_inductor_classes() -> None:
     for where, member in foreign_methods():
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
+
+
+def check_callees(fn: Any, torch_name: str, stage: str) -> None:
+    """The functions torch's pass ``fn`` calls by its module's global names (``co_names`` read
+    in ``__globals__``), one level down: one replaced there would run under the pass's
+    permission, so it runs as itself. ~30 us a hooked call (lookups, cached provenance)."""
+    for layer in _layers(fn):
+        code, globals_ = getattr(layer, "__code__", None), getattr(layer, "__globals__", None)
+        if code is None or globals_ is None or not _file_in_torch(code.co_filename):
+            continue  # the guard's own wrapper (what it wraps is the next layer), or foreign
+        for name in code.co_names:
+            value = globals_.get(name)
+            if type(value) is not types.FunctionType or _trusted_file(value.__code__.co_filename) \
+                    or getattr(value, "__lite_guarded__", False):
+                continue
+            home = sys.modules.get(getattr(value, "__module__", None) or "")
+            if home is not None and vars(home).get(name) is value and not _file_in_torch(
+                    getattr(home, "__file__", None) or "<none>"):
+                continue  # an import of another package's function, under its own name
+            check_code(value, stage, f"it is called by torch's '{torch_name}' as"
+                       f" {globals_.get('__name__')}.{name} (a monkeypatch); register it under"
+                       " this name, or remove the patch for lite compiles")
+    # (Every layer of torch's: a decorator's wrapper and the function it wraps. Deeper than one
+    # call is the effect checks' and the sweep's job.)

@@ -756,3 +756,23 @@ def test_another_package_registering_the_backend_name_lite_does_not_take_over(mo
     out = compile_lite(plain_fn)(x)
     assert RAN == [] and lite_compiler.last_ledger().graph_code
     assert torch.equal(out, aot_eager(plain_fn, x))
+
+
+def test_code_patched_under_a_name_an_allowed_aot_pass_calls_is_refused(monkeypatch):
+    """tensorify_python_scalars is allowed (AOTAutograd runs it for aot_eager too); the function
+    it calls by its module's global name is replaced. The replacement would run under the
+    allowed pass's permission; it runs as itself."""
+    import torch._functorch._aot_autograd.graph_compile as graph_compile
+
+    original = graph_compile.tensorify_python_scalars
+
+    def tensorify_and_more(gm, *args, **kwargs):
+        result = original(gm, *args, **kwargs)
+        mul_to_add(gm.graph)
+        gm.recompile()
+        return result
+
+    monkeypatch.setattr(graph_compile, "tensorify_python_scalars", tensorify_and_more)
+    violation = refused(plain_fn, torch.randn(8, requires_grad=True), backward=True)
+    assert violation.pass_name.endswith("<locals>.tensorify_and_more") and RAN == []
+    assert "called by torch's 'tensorify_python_scalars'" in violation.reason
