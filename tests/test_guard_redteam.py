@@ -776,3 +776,25 @@ def test_code_patched_under_a_name_an_allowed_aot_pass_calls_is_refused(monkeypa
     violation = refused(plain_fn, torch.randn(8, requires_grad=True), backward=True)
     assert violation.pass_name.endswith("<locals>.tensorify_and_more") and RAN == []
     assert "called by torch's 'tensorify_python_scalars'" in violation.reason
+
+
+def drop_last_node(nodes):
+    RAN.append("drop_last_node")
+    return list(nodes)[:-1]
+
+
+def test_registered_scheduler_custom_pass_that_drops_a_kernel_is_refused_by_effect(monkeypatch, tmp_path):
+    """A _pre_fusion_custom_pass registered for regions runs; dropping a kernel is no registered
+    pass's doing (only dead-node elimination may remove nodes, and it is off): refused."""
+    user_registry(monkeypatch, tmp_path, (qualified("drop_last_node"), "scheduler", "region"))
+
+    def fn(x, z):
+        with lite_compiler.region(id="r"):
+            a = x.cos() * 2
+            b = z.exp() + 1
+        return a, b
+
+    with torch._inductor.config.patch(_pre_fusion_custom_pass=drop_last_node):
+        violation = refused(fn, torch.randn(8), torch.randn(5))
+    assert RAN == ["drop_last_node"] and violation.kind == "effect" and violation.stage == "scheduler"
+    assert "vanished from the schedule" in violation.reason
