@@ -265,6 +265,7 @@ class Vocabulary:
 # The ways Python stores into a module under a name computed at run time: setattr(m, k, v),
 # m.__setattr__(k, v), m.__dict__[k] = v, vars(m)[k] = v, and a config module's patch(k, v) /
 # patch(d) / patch(**d). Language and torch-config API, not a list of passes.
+_OPTIONS_DICT = re.compile(r"\boptions\s*=\s*\{")
 STORE_WORDS = frozenset({"setattr", "__setattr__", "__dict__", "vars", "patch"})
 _WORD = re.compile(r"\w+")
 
@@ -454,7 +455,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     # A store into a config module under a computed key, or a hook key split into literals,
     # holds no whole trigger word: the file (and each function that may hold one) is read whole.
     dynamic = vocab.may_store_dynamically(text, module)
-    light = light and not dynamic
+    light = light and not dynamic and not ("options" in text and _OPTIONS_DICT.search(text))
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
     if triggers is not None and not light:
@@ -558,6 +559,8 @@ class _FunctionFilter:
         body = self.text[self.starts[first]:self.starts[min(last, len(self.starts) - 1)]]
         if self.triggers.search(body) is not None:
             return True
+        if "options" in body and _OPTIONS_DICT.search(body) is not None:
+            return True  # torch.compile(..., options={KEY: p}): a store into Inductor's config
         if self.dynamic is not None and self.dynamic.search(body) is not None:
             return True
         names = frozenset(self.watched | self.constants)
@@ -1019,13 +1022,27 @@ class _Extractor(ast.NodeVisitor):
             else:
                 self._dynamic(receiver, argument, ["dict", self.expr(argument)], None, form)
 
-    def _dynamic(self, receiver: ast.expr, at: ast.expr, key: list, value: ast.expr | None,
-                 form: str) -> None:
-        if not isinstance(receiver, (ast.Name, ast.Attribute)) or not _dotted(receiver) \
-                or _dotted(receiver).split(".", 1)[0] in ("self", "cls"):
+    def _options(self, node: ast.Call) -> None:
+        """``torch.compile(fn, options={KEY: p})``: torch applies ``options`` to Inductor's
+        config, so a key that is not a literal (a constant of a module outside the linted
+        paths, a parameter) is a store into that config under an unresolved key (LG006; LG001
+        when the index resolves it to a hook key)."""
+        for keyword in node.keywords:
+            if keyword.arg != "options" or not isinstance(keyword.value, ast.Dict):
+                continue
+            for key_node, value in zip(keyword.value.keys, keyword.value.values):
+                if key_node is not None and self._key_string(key_node) is None:
+                    self._dynamic(None, key_node, self._key_expr(key_node), value,
+                                  "options={...} entry", sink="torch._inductor.config")
+
+    def _dynamic(self, receiver: ast.expr | None, at: ast.expr, key: list, value: ast.expr | None,
+                 form: str, sink: str = "") -> None:
+        if not sink and (not isinstance(receiver, (ast.Name, ast.Attribute)) or not _dotted(receiver)
+                         or _dotted(receiver).split(".", 1)[0] in ("self", "cls")):
             return  # only a name can be a config module (an object's own field is not)
         self.summary["sites"].append({
-            "t": "dyn", "form": form, "recv": self.expr(receiver), "key": key,
+            "t": "dyn", "form": form, "sink": sink,
+            "recv": self.expr(receiver) if receiver is not None else ["?", "options"], "key": key,
             "value": self.expr(value) if value is not None else ["?", "dict"],
             "line": at.lineno, "col": self._col(at), "scope": self.scope,
             "vline": (value or at).lineno, "vcol": self._col(value or at),
@@ -1082,6 +1099,8 @@ class _Extractor(ast.NodeVisitor):
         if name in ("patch", "setattr", "__setattr__"):
             # config.patch("key", p) / setattr(config, "key", p) / config.patch(**overrides)
             self._store_call(node, name)
+        if "options" in keywords and self.outside_torch:
+            self._options(node)
         if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert", "update") \
                 and _last(func.value) in self.hook_keys and positional:
             # config.reorder_for_compute_comm_overlap_passes.append(p)

@@ -65,6 +65,7 @@ ENV = "LITE_GUARD_NO_PREFILTER"
 _WORD_BYTES = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | set(range(128, 256))
 _TO_WORDS = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
 _STAR = re.compile(rb"\bimport[ \t\f\\\r\n]*\*")
+_OPTIONS_DICT = re.compile(rb"\boptions\s*=\s*\{")  # lint_rules.index._OPTIONS_DICT, in bytes
 _UTF8 = {"utf-8", "utf8", "utf_8", "u8"}
 
 
@@ -250,6 +251,8 @@ class Prefilter:
                     and (self.graph_words is None or scan.holds(self.graph_words)))
                 or (self.graph_type_words and scan.holds(self.graph_type_words)
                     and scan.holds((b"def",)) and not is_torch_module(module))
+                or (b"options" in scan.data and _OPTIONS_DICT.search(scan.data) is not None
+                    and not is_torch_module(module))  # options={KEY: p}: the index's own test
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
 

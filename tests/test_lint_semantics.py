@@ -259,3 +259,35 @@ def test_a_custom_knapsack_solver_is_a_pass_class(tmp_path):
         "solver.py:4:7 LG001 graph pass 'solver:GreedySolver' (class deriving from"
         " CustomKnapsackSolver) is not in any registry; register it: [[pass]] name ="
         ' "solver:GreedySolver", stage = "post_grad", lite = "never", kind = "class"']
+
+
+# ---- hook-key constants defined outside the linted paths are reported, never skipped ---------
+
+def test_a_key_constant_from_outside_the_linted_paths_is_reported_where_it_is_stored(tmp_path):
+    root = tmp_path / "proj"
+    (root / "lib").mkdir(parents=True)
+    (root / "app").mkdir()
+    (root / "lib" / "__init__.py").write_text("")
+    (root / "lib" / "keys.py").write_text('PASS_KEY = "post_grad_custom_post_pass"\n')
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "use.py").write_text(
+        "import torch\nfrom torch._inductor import config\nfrom lib.keys import PASS_KEY\n\n\n"
+        "def my_pass(graph):\n    return graph\n\n\n"
+        "def install():\n    setattr(config, PASS_KEY, my_pass)\n\n\n"
+        "def compile_it(fn):\n    return torch.compile(fn, options={PASS_KEY: my_pass})\n")
+    args = [str(BIN / "lite_guard"), "check", "--no-project", "--no-cache"]
+    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")}
+    alone = subprocess.run([*args, "app"], cwd=root, capture_output=True, text=True, env=env)
+    tail = (" a custom-pass hook installed so is not checked: write the key as a literal or a"
+            " constant, or review the store and add '# lite-guard: ignore[LG006]' to its line"
+            " ('PASS_KEY' is defined in lib.keys, outside the linted paths: lint it too and the key"
+            " is read)")
+    assert alone.stdout.splitlines() == [
+        "app/use.py:11:21 LG006 store into torch._inductor.config under a key that cannot be"
+        " resolved statically ('PASS_KEY', setattr(...));" + tail,
+        "app/use.py:15:39 LG006 store into torch._inductor.config under a key that cannot be"
+        " resolved statically ('PASS_KEY', options={...} entry);" + tail]
+    both = subprocess.run([*args, "app", "lib"], cwd=root, capture_output=True, text=True, env=env)
+    assert [line.split(" (")[0] for line in both.stdout.splitlines()] == [
+        "app/use.py:11:31 LG001 graph pass 'app.use:my_pass'",
+        "app/use.py:15:49 LG001 graph pass 'app.use:my_pass'"]

@@ -9,10 +9,13 @@ Three structures make something a pass, and the registry supplies the vocabulary
 * a value installed into a custom-pass hook (a ``kind = "custom_hook"`` entry's ``hook`` key)
   by any form: attribute, item, ``setattr``, ``config.patch``, a dict, ``options=``, a list.
 
-Outside torch, one more by effect: a concrete class whose ``__call__`` takes exactly one FX
+Outside torch, two more by effect: a concrete class whose ``__call__`` takes exactly one FX
 graph (annotated so, or used so, itself or in the method it hands the graph to), whatever its
 base: vllm-ascend's passes derive from a vLLM class the linted tree does not hold, managers
-have no base at all. A pass class whose pattern-pass name only its subclasses supply
+have no base at all; and a module-level function whose first parameter is an FX graph that the
+tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers with a
+decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines). A pattern
+registered into a pass dict the index cannot follow (a parameter) is reported too. A pass class whose pattern-pass name only its subclasses supply
 (``super().__init__(config, "name")``) is a template: its subclasses are the passes.
 
 Each is named by the identity the runtime guard checks: torch's own name inside torch,
@@ -623,8 +626,8 @@ class _Check:
         of those), each hook key it may be installs ``p``. A key it cannot resolve is LG006's;
         a dict's own entries are hook sites where the dict is written."""
         index = self.index
-        if site["key"][0] == "dict" or index.config_module(
-                module, site["scope"], site["recv"], site["class"]) is None:
+        if site["key"][0] == "dict" or not (site.get("sink") or index.config_module(
+                module, site["scope"], site["recv"], site["class"])):
             return
         for key in index.key_strings(module, site["scope"], site["key"], site["class"]):
             if not isinstance(key, Unresolved) and key[1] in index.vocab.hooks:

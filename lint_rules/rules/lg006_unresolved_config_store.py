@@ -2,12 +2,13 @@
 
 ``setattr(inductor_config, key, value)``, ``config.__dict__[name] = fn``, ``vars(config)[k] = v``,
 ``config.patch(k, v)``, ``config.patch(overrides)`` / ``config.patch(**overrides)`` with a dict
-built elsewhere: any of them can install a custom-pass hook (``post_grad_custom_post_pass``), and
+built elsewhere, an entry of ``torch.compile(..., options={key: v})``: any of them can install a custom-pass hook (``post_grad_custom_post_pass``), and
 LG001 checks a hook install only when it knows the key. The index resolves what it can: keys
 split into literals (``"post_grad_" + "custom_post_pass"``, f-strings, ``"_".join([...])``), loop
 variables over constant tuples (torch's own ``for name in _CACHE_CONFIG_EN: setattr(config, name,
 False)``), constants of other modules, dict variables bound to a literal. What is left (a
-parameter, a dict computed at run time) is reported here, never skipped: a person either writes
+parameter, a dict computed at run time, a constant of a module outside the linted paths, which
+the message names) is reported here, never skipped: a person either writes
 the key so it can be read, or reviews the store and suppresses this finding on its line.
 
 Inside torch, ``config.patch(d)`` with a dict computed at run time is torch applying options
@@ -85,7 +86,8 @@ class UnresolvedConfigStore(IndexRule):
                     continue
                 if site["key"][0] == "dict" and is_torch_module(real_module(module)):
                     continue  # torch applying a dict handed to it (see the module docstring)
-                config = index.config_module(module, site["scope"], site["recv"], site["class"])
+                config = site.get("sink") or index.config_module(module, site["scope"],
+                                                                 site["recv"], site["class"])
                 if config is None:
                     continue
                 keys = index.key_strings(module, site["scope"], site["key"], site["class"])
@@ -94,8 +96,21 @@ class UnresolvedConfigStore(IndexRule):
                 name = f"{config}:{text_of(site['key'])}"
                 findings.append(Finding(
                     index.paths[module], site["line"], site["col"], cls.CODE,
-                    _M.format(module=config, key=text_of(site["key"]), form=site["form"]), name))
+                    _M.format(module=config, key=text_of(site["key"]), form=site["form"])
+                    + _outside(index, module, site), name))
         return findings, set()
+
+
+def _outside(index: Index, module: str, site: dict) -> str:
+    """Why a key named by a constant is unresolved when the constant's module is not linted."""
+    key = site["key"]
+    if key[0] != "n":
+        return ""
+    ref = index.resolve_name(module, site["scope"], key[1], site["class"])
+    if ref[0] == "ext" and len(ref) > 1 and isinstance(ref[1], str) and not index.in_tree(ref[1]):
+        return (f" ('{key[1]}' is defined in {ref[1]}, outside the linted paths: lint it too and"
+                " the key is read)")
+    return ""
 
 
 __all__ = ["UnresolvedConfigStore"]
