@@ -13,6 +13,9 @@ the op as for any other, and a decomposition that is not bitwise leaves the op A
   was 1 ulp on 506 of the 2^32 bf16 pairs. Here the division is a division (rounded as ATen's
   with ``eager_numerics.division_rounding``) and the fma is Inductor's ``addcmul`` lowering
   (``fma(t1, t2, self)`` on CUDA).
+- ``relu`` (ATen: ``clamp_min(x, 0)``; its CUDA functor returns a NaN as it is, else
+  ``max(x, 0)``, which makes -0.0 +0.0): Inductor's ``maximum(0, x)`` keeps -0.0 (on the H200:
+  bf16 relu in resnet18 was not bitwise). Here: ``where(x != x, x, where(x > 0, x, 0))``.
 """
 
 from __future__ import annotations
@@ -37,9 +40,14 @@ def _silu_backward(grad_output: torch.Tensor, self: torch.Tensor) -> torch.Tenso
     return (dy * s * torch.addcmul(one, x, one - s)).to(grad_output.dtype)
 
 
+def _relu(self: torch.Tensor) -> torch.Tensor:
+    zero = torch.zeros_like(self)
+    return torch.where(self != self, self, torch.where(self > zero, self, zero))
+
+
 # Per device type: op overload -> a decomposition following that device's ATen kernel.
 FAITHFUL: dict[str, dict[Any, Callable[..., Any]]] = {
-    "cuda": {aten.silu_backward.default: _silu_backward},
+    "cuda": {aten.silu_backward.default: _silu_backward, aten.relu.default: _relu},
 }
 
 

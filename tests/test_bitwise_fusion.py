@@ -502,6 +502,11 @@ def test_silu_backward_decomposes_as_atens_cuda_functor_in_cuda_groups_only():
     assert {"aten.addcmul.default", "aten.div.Tensor", "aten.exp.default"} <= ops
     assert "aten.sigmoid.default" not in ops
     assert torch.equal(gm(dy, x), silu_bw(dy, x))  # the same values on CPU too, here
+    # relu as ATen's CUDA clamp_min: a NaN as it is, -0.0 -> +0.0 (Inductor's maximum keeps -0.0)
+    relu = make_fx(lambda a: torch.ops.aten.relu.default(a), decomposition_table=cuda)
+    special = torch.tensor([-0.0, 0.0, -1.0, 2.0, float("nan"), float("-inf")])
+    got = relu(special)(special)
+    assert got[0].item() == 0.0 and not got[0].signbit() and got[4].isnan() and got[5] == 0.0
 
 
 @pytest.mark.slow
