@@ -189,6 +189,9 @@ class EffectState:
         # Inductor's classes were swept for patched methods in this compile (once: ~25 ms;
         # lite_compiler.provenance.check_inductor_classes). Not reset between stages.
         self.swept_inductor = False
+        # GraphLowering.run calls seen (probe): a region compile that adds none was lowered
+        # somewhere the guard cannot see (another process, a cache). Not reset between stages.
+        self.lowerings_seen = 0
 
     def reset(self) -> None:
         """A stage is done: drop its graphs (the compiled function outlives the compile, and
@@ -462,6 +465,7 @@ def check_lowering_input(graph_lowering: Any) -> None:
     every lowering it will call is torch's code (or a registered pass)."""
     state = _state()
     if state is not None:
+        state.lowerings_seen += 1
         state.verify(graph_lowering.module.graph, "lowering", "lowering")
         check_lowering_code(graph_lowering.module)
 

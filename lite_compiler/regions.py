@@ -167,8 +167,17 @@ def compile_regions(
                 compiled = fusion.compiled_before(key, lowered, fake_inputs) if fusion is not None else None
                 if compiled is None:
                     check_torch_code(compile_fx_inner, "compile_fx_inner", "lowering")
+                    seen = session.effects.lowerings_seen if session and session.effects else None
                     compiled = compile_fx_inner(
                         lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
+                    if seen is not None and session.effects.lowerings_seen == seen:
+                        # By effect: Inductor returned code no GraphLowering here produced.
+                        guard.refuse_effect("lowering", "the region was compiled without being"
+                                            " lowered in this process under the guard (an"
+                                            " out-of-process compile mode or a cache hit); lite"
+                                            " mode cannot see its passes. Unset"
+                                            " TORCHINDUCTOR_FX_COMPILE_MODE and caches for lite"
+                                            " compiles")
                     if fusion is not None:
                         fusion.remember(key, lowered, fake_inputs, compiled, region_graph)
         session = guard.current_session()

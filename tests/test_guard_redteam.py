@@ -798,3 +798,15 @@ def test_registered_scheduler_custom_pass_that_drops_a_kernel_is_refused_by_effe
         violation = refused(fn, torch.randn(8), torch.randn(5))
     assert RAN == ["drop_last_node"] and violation.kind == "effect" and violation.stage == "scheduler"
     assert "vanished from the schedule" in violation.reason
+
+
+@pytest.mark.slow
+def test_region_compiled_in_a_subprocess_where_the_guard_cannot_see_is_refused(monkeypatch):
+    """TORCHINDUCTOR_FX_COMPILE_MODE=subprocess: Inductor lowers and schedules the region in a
+    child process, where no guard hook is installed; lite mode refuses code it did not see made."""
+    import torch._inductor.compile_fx as compile_fx
+    from torch._inductor.compile_fx import FxCompileMode
+
+    monkeypatch.setattr(compile_fx, "fx_compile_mode", FxCompileMode.SUBPROCESS)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.kind == "effect" and "without being lowered in this process" in violation.reason
