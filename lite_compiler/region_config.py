@@ -24,11 +24,13 @@ REGION_FIXED_CONFIG = {
     "fallback_by_default": False,
     "selective_decompose": False,
     "fx_graph_cache": False,
+    "fx_graph_remote_cache": False,
 }
 _FIXED_WHY = {
     "fallback_by_default": "a region is entirely annotated: nothing in it may fall back",
     "selective_decompose": "the region graph is already selectively decomposed",
     "fx_graph_cache": "a cache hit would skip every pass the guard must see",
+    "fx_graph_remote_cache": "a cache hit would skip every pass the guard must see",
 }
 
 
