@@ -21,6 +21,8 @@ from typing import Any
 
 from lite_guard.identity import qualified_name
 
+_OWN_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep  # lite_compiler: the guard itself
+
 
 def _torch_dir() -> str:
     import torch
@@ -184,11 +186,11 @@ def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:
     return fn
 
 
-# ---- a sweep of Inductor's classes ---------------------------------------------------------------
-# A method patched into any Inductor class (a kernel's codegen, an IR node's create, a lowering
-# helper) can change what a region computes without touching the FX graph, the schedule or the
-# wrapper's lines, which the effect checks watch. Once per compile with regions, every class
-# Inductor's modules define is swept for methods whose code is not torch's.
+# ---- a sweep of Inductor's modules ---------------------------------------------------------------
+# A method patched into any Inductor class (a kernel's codegen, an IR node's create) or a
+# function put under a name of an Inductor module (a lowering helper) can change what a region
+# computes without touching the FX graph, the schedule or the wrapper's lines, which the effect
+# checks watch. Once per compile with regions, Inductor's modules are swept for code not torch's.
 
 def _stdlib_dir() -> str:
     import sysconfig
@@ -198,8 +200,9 @@ def _stdlib_dir() -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _trusted_file(filename: str) -> bool:
-    """Torch's files, the standard library's (contextlib, enum, collections wrap torch code; and
-    its backport typing_extensions), and ``<string>``: methods dataclasses and namedtuples generate for torch's classes."""
+    """Torch's files (and torchgen's), the standard library's (contextlib, enum, collections wrap
+    torch code; frozen modules; the typing backport typing_extensions), and ``<string>``: the
+    methods dataclasses and namedtuples generate for torch's classes."""
     if filename == "<string>" or filename.startswith("<frozen "):  # abc, os, ...: the stdlib
         return True
     real = os.path.realpath(filename)
@@ -222,12 +225,14 @@ def _typing_backport() -> str:
 
 
 def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
-    """(``module:Class.attr``, the method) for each method of an imported Inductor class whose
-    code was compiled outside torch (and outside the standard library).
+    """(``module:Class.attr`` or ``module:name``, the code) for each method of an imported
+    Inductor class, and each module-level function of an Inductor module, whose code was
+    compiled outside torch (and outside the standard library), imports aside.
 
     A module or class whose namespace holds the very same objects as at the last sweep is not
     looked at again (compared by identity, at C speed; the old objects are held, so an id is
-    never a recycled one): the first sweep of a process costs ~25 ms, later ones ~2 ms."""
+    never a recycled one): the first sweep of a process costs ~90-110 ms, later ones ~8-14 ms
+    (2 shared CPU cores)."""
     found = []
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(prefix) \
@@ -300,12 +305,11 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
     return found
 
 
-_OWN_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep  # lite_compiler: the guard
-
 
 def check_inductor_classes() -> None:
-    """Refuse every method patched into an Inductor class unless the registry allows its code
-    in regions (lite = "region"/"always" under its own identity)."""
+    """Refuse every method patched into an Inductor class (and function put into an Inductor
+    module) unless the registry allows its code in regions (lite = "region"/"always" under its
+    own identity)."""
     for where, member in foreign_methods():
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
@@ -314,7 +318,7 @@ def check_inductor_classes() -> None:
 def check_callees(fn: Any, torch_name: str, stage: str) -> None:
     """The functions torch's pass ``fn`` calls by its module's global names (``co_names`` read
     in ``__globals__``), one level down: one replaced there would run under the pass's
-    permission, so it runs as itself. ~30 us a hooked call (lookups, cached provenance)."""
+    permission, so it runs as itself. ~2-8 us a hooked call (lookups, cached provenance)."""
     for layer in _layers(fn):
         code, globals_ = getattr(layer, "__code__", None), getattr(layer, "__globals__", None)
         if code is None or globals_ is None or not _file_in_torch(code.co_filename):
