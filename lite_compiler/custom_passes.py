@@ -58,6 +58,9 @@ def pass_identity(custom_pass: Any) -> str:
     ``module:QualName`` of the function (or of the class, for an instance)."""
     from lite_guard.identity import pass_identity as identity
 
+    foreign = provenance.foreign_identity(custom_pass)
+    if foreign is not None:  # code from outside torch is named by its code, whatever
+        return foreign       # __module__ / __qualname__ claim (a spoofed torch name)
     while isinstance(custom_pass, functools.partial):  # the pass is the function it wraps
         custom_pass = custom_pass.func                  # (the lint names it so too)
     obj = custom_pass if callable(custom_pass) and hasattr(custom_pass, "__qualname__") \

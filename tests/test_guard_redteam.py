@@ -810,3 +810,18 @@ def test_region_compiled_in_a_subprocess_where_the_guard_cannot_see_is_refused(m
     monkeypatch.setattr(compile_fx, "fx_compile_mode", FxCompileMode.SUBPROCESS)
     violation = refused(region_fn, torch.randn(8))
     assert violation.kind == "effect" and "without being lowered in this process" in violation.reason
+
+
+def test_user_pass_claiming_a_torch_module_and_name_is_named_by_its_code():
+    """__module__ and __qualname__ set to torch's allowed view_to_reshape: the pass is still
+    identified by where its code comes from."""
+    def spoofed(graph):
+        mul_to_add(graph)
+
+    spoofed.__module__ = "torch._inductor.fx_passes.post_grad"
+    spoofed.__qualname__ = spoofed.__name__ = "view_to_reshape"
+    with torch._inductor.config.patch(post_grad_custom_post_pass=spoofed):
+        violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified(
+        "test_user_pass_claiming_a_torch_module_and_name_is_named_by_its_code.<locals>.spoofed")
+    assert RAN == []
