@@ -85,7 +85,8 @@ def applied_identity(obj: Any, name: str | None, defining_module: str) -> str:
     if frame is None:
         return name or _UNNAMED
     module = frame.f_globals.get("__name__", "")
-    torch = is_torch_module(module)
+    # Torch's code by where it was compiled, not by the module name it runs under.
+    torch = is_torch_module(module) and provenance.compiled_in_torch(frame.f_code)
     if name:
         return name if torch else qualified_name(module, name)
     holder, module = _holder(obj, frame)

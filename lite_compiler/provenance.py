@@ -35,6 +35,11 @@ def _file_in_torch(filename: str) -> bool:
     return os.path.realpath(filename).startswith(_torch_dir())
 
 
+def compiled_in_torch(code: Any) -> bool:
+    """Whether a code object (a running frame's ``f_code``) comes from a file inside torch."""
+    return _file_in_torch(code.co_filename)
+
+
 def _code_identity(fn: Any) -> tuple[str, str] | None:
     """(file, identity) of a plain function's code, else None (a builtin, a C function)."""
     code = getattr(fn, "__code__", None)

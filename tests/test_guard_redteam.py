@@ -825,3 +825,27 @@ def test_user_pass_claiming_a_torch_module_and_name_is_named_by_its_code():
     assert violation.pass_name == qualified(
         "test_user_pass_claiming_a_torch_module_and_name_is_named_by_its_code.<locals>.spoofed")
     assert RAN == []
+
+
+def test_observer_applied_by_code_that_claims_a_torch_module_is_qualified(monkeypatch, tmp_path):
+    """Code compiled outside torch but run under a torch module's name (its globals say
+    torch._inductor...) applies an observer named like the allowed fx_graph_cse: torch's name
+    is for code compiled from torch's files, so the pass is qualified and refused."""
+    import torch.fx.passes.utils.fuser_utils as fuser_utils
+    from torch.fx.passes.graph_transform_observer import GraphTransformObserver
+
+    source = tmp_path / "spoof.py"
+    source.write_text("def apply(gm):\n"
+                      "    GraphTransformObserver(gm, 'fx_graph_cse').apply_graph_pass(lambda g: None)\n")
+    namespace = {"__name__": "torch._inductor.fx_passes.post_grad",
+                 "GraphTransformObserver": GraphTransformObserver}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    original = fuser_utils.fuse_by_partitions
+
+    def fuse_by_partitions(gm, *args, **kwargs):
+        namespace["apply"](gm)
+        return original(gm, *args, **kwargs)
+
+    monkeypatch.setattr(fuser_utils, "fuse_by_partitions", fuse_by_partitions)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.fx_passes.post_grad:fx_graph_cse"
