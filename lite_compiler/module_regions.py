@@ -22,7 +22,8 @@ Matching: a class matches its instances (``isinstance``), a module object matche
 string is an ``fnmatch`` pattern over qualified names from ``model.named_modules()`` ("" is the
 model itself). A module matched by two rules is an error (which region wins would be a guess);
 a nested match is fine: the inner module's ops belong to the inner region. A rule that matches
-nothing is an error too: a typo must not silently compile nothing.
+nothing is an error too: a typo must not silently compile nothing; so is one that matches only
+containers without a forward (``ModuleList``, ``ModuleDict``: never called, they are skipped).
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class ModuleRegions:
     def _apply(self) -> None:
         chosen: dict[int, tuple[str, torch.nn.Module, RegionRule]] = {}
         used: set[int] = set()
+        containers: dict[int, str] = {}  # rule index -> first forward-less module it matched
         for name, module in self.model.named_modules(remove_duplicate=True):
             hits = [(i, rule) for i, rule in enumerate(self.rules) if rule.matches(name, module)]
             if len(hits) > 1:
@@ -124,14 +126,25 @@ class ModuleRegions:
                     f"module '{name or type(module).__name__}' ({type(module).__qualname__}) matches"
                     f" {hits[0][1].describe()} and {hits[1][1].describe()}; make the rules disjoint"
                     " (e.g. a narrower name pattern)")
-            if hits:
+            if hits and _has_no_forward(module):
+                # ModuleList, ModuleDict: the model calls their children, never them; wrapping
+                # one would add an empty region. Its children are matched on their own.
+                containers.setdefault(hits[0][0], name)
+            elif hits:
                 used.add(hits[0][0])
                 chosen[id(module)] = (name, module, hits[0][1])
         for i, rule in enumerate(self.rules):
-            if i not in used:
+            if i in used:
+                continue
+            if i in containers:
+                name = containers[i]
                 raise LiteRegionConfigError(
-                    f"{rule.describe()} matches no module of {type(self.model).__qualname__};"
-                    " check the class, instance or name pattern (names as in model.named_modules())")
+                    f"{rule.describe()} matches only '{name}', a container without a forward (the"
+                    " model calls its children directly), so it would compile nothing; match its"
+                    f" children instead (e.g. '{name}.*' or their class)")
+            raise LiteRegionConfigError(
+                f"{rule.describe()} matches no module of {type(self.model).__qualname__};"
+                " check the class, instance or name pattern (names as in model.named_modules())")
         for name, module, rule in chosen.values():
             if _SPEC_ATTR in module.__dict__:
                 raise LiteRegionConfigError(
@@ -170,6 +183,10 @@ class ModuleRegions:
 
     def __repr__(self) -> str:
         return f"ModuleRegions({self.assignments!r})"
+
+
+def _has_no_forward(module: torch.nn.Module) -> bool:
+    return type(module).forward is torch.nn.Module.forward and "forward" not in module.__dict__
 
 
 class _StaticForward:

@@ -183,6 +183,23 @@ def test_a_rule_that_matches_nothing_is_an_error():
     assert lite_compiler.regions_of(model) == {}, "a failed apply left modules wrapped"
 
 
+def test_a_rule_that_matches_only_a_container_is_an_error():
+    # A ModuleList is never called (the model calls its children): its region stayed empty and
+    # the compile put nothing into a region, silently (found on HF Llama's "model.layers").
+    model = Net()
+    with pytest.raises(lite_compiler.LiteRegionConfigError,
+                       match=r"RegionRule\('blocks', id='b'\) matches only 'blocks', a container"
+                             r" without a forward .* match its children instead \(e.g. 'blocks.\*'"):
+        lite_compiler.module_regions(model, [("blocks", "b")])
+    assert lite_compiler.regions_of(model) == {}
+
+
+def test_a_pattern_over_containers_and_their_children_wraps_the_children():
+    model = Net()
+    with lite_compiler.module_regions(model, [("blocks*", "b")]) as handle:
+        assert "blocks" not in handle.assignments and handle.assignments["blocks.0"] == "b"
+
+
 def test_applying_twice_is_an_error_until_removed():
     model = Net()
     first = lite_compiler.module_regions(model, [(Norm, "norm")])
