@@ -387,6 +387,13 @@ class _Probe(dict):
         self._ask(key)
         return False
 
+    def ask_words(self, words: frozenset[bytes]) -> None:
+        """Ask about many identifiers at once (each one whole word): the file is marked when
+        it holds any of them. One set test against the file's words (computed once a run)."""
+        stub = self._stub
+        if stub.number not in stub.demand.files and not words.isdisjoint(stub.scan.words):
+            stub.demand.files.add(stub.number)
+
     def __getitem__(self, key: Any) -> Any:
         self._ask(key)
         raise KeyError(key)

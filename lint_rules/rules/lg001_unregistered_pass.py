@@ -241,12 +241,13 @@ class _Check:
         if not targets:
             return
         handed: dict[tuple[str, str], str] = {}  # (module, function) -> where it is handed on
+        stubs = []
         for module, summary in index.modules.items():
             values = summary.get("handed")
             if values is None:
-                if type(summary) is dict:
-                    continue  # parsed, hands nothing on
-                values = summary["handed"]  # a stub: asking marks the file to be parsed
+                if type(summary) is not dict:
+                    stubs.append((module, summary))
+                continue
             for leaf, defined in targets.items():
                 if leaf not in values:
                     continue
@@ -260,9 +261,25 @@ class _Check:
                     for target in defined:
                         if key == (real_module(target[0]), target[1]) and target not in handed:
                             handed[target] = f"handed on as '{text}' in {real_module(module)}"
+        decorated = {(module, name): self._registering_decorator(module, entry[3])
+                     for module, summary in index.modules.items()
+                     for name, entry in (summary.get("graph_fns") or {}).items()}
+        # A graph function not yet seen handed on may be handed on in a file not parsed yet: ask
+        # the stubs of its own top-level package (a project hands on its own passes) for its
+        # name; one that holds it is parsed and the index built again (prefilter demand).
+        open_names: dict[str, set[bytes]] = {}
+        for (module, name), by_decorator in decorated.items():
+            if not by_decorator and (module, name) not in handed:
+                open_names.setdefault(real_module(module).split(".", 1)[0], set()).add(
+                    name.encode("utf-8", "surrogateescape"))
+        for module, summary in stubs if open_names else ():
+            words = open_names.get(real_module(module).split(".", 1)[0])
+            if words:
+                summary["handed"].ask_words(frozenset(words))
         for module, summary in index.modules.items():
             for name, (line, col, evidence, decorators) in (summary.get("graph_fns") or {}).items():
-                where = handed.get((module, name)) or self._registering_decorator(module, decorators)
+                # the decorator first: it is known without the files that hand the function on
+                where = decorated[(module, name)] or handed.get((module, name))
                 identity = index.identity(module, name)
                 if not where or identity in self.names:
                     continue
