@@ -742,11 +742,12 @@ class _Extractor(ast.NodeVisitor):
         params = [*node.args.posonlyargs, *node.args.args]
         if _returns_own_argument(node):  # @register-style: hands back what it was given
             self.summary.setdefault("registrars", []).append(node.name)
-        if not params or (params[0].annotation is not None
-                          and not _graph_use(node, params[0], self.vocab).startswith("annotated")):
-            return  # annotated, as something else (node: fx.Node): not a graph
-        evidence = _graph_use(node, params[0], self.vocab)
-        if evidence:
+        # Annotated as a graph type, only: a use alone (``gm.graph``) is not enough for a free
+        # function (``node.graph`` reads a Node's graph), and the annotation is what lets the
+        # prefilter find such files by one pattern (lint_rules.prefilter's graph annotation seed).
+        evidence = _graph_use(node, params[0], self.vocab) if params and params[0].annotation \
+            is not None else ""
+        if evidence.startswith("annotated"):
             line, col = self._name_position(node, "def")
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]]]

@@ -227,6 +227,12 @@ class Prefilter:
         # pass too (LG001): outside torch, a file that defines a function and names a graph
         # type (``gm: GraphModule``) is parsed; the files that hand it on are asked for.
         self.graph_type_words = frozenset(w for name in vocab.graph_names for w in pieces(name))
+        # ... annotated so (``gm: torch.fx.GraphModule``, ``-> Graph``, a string annotation):
+        # the index counts only an annotated first parameter (lint_rules.index._graph_function).
+        self.graph_annotation = re.compile(
+            rb"(?::|->)\s*['\"]?(?:[\w.]+\.)?(?:" + b"|".join(
+                re.escape(n.encode()) for n in sorted(vocab.graph_names)) + rb")\b") \
+            if vocab.graph_names else None
         # A store into a config module under a computed key, or a hook key split into literals,
         # holds no whole seed word: the index's own test (Vocabulary.may_store_dynamically),
         # in words. A file needs a store form and a config module's package word (or to be in
@@ -249,8 +255,9 @@ class Prefilter:
                 or self._may_store_dynamically(module, scan)
                 or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
-                or (self.graph_type_words and scan.holds(self.graph_type_words)
-                    and scan.holds((b"def",)) and not is_torch_module(module))
+                or (self.graph_annotation is not None and scan.holds(self.graph_type_words)
+                    and not is_torch_module(module) and scan.holds((b"def",))
+                    and (not scan.plain or self.graph_annotation.search(scan.data) is not None))
                 or (b"options" in scan.data and _OPTIONS_DICT.search(scan.data) is not None
                     and not is_torch_module(module))  # options={KEY: p}: the index's own test
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
@@ -391,7 +398,10 @@ class _Probe(dict):
         """Ask about many identifiers at once (each one whole word): the file is marked when
         it holds any of them. One set test against the file's words (computed once a run)."""
         stub = self._stub
-        if stub.number not in stub.demand.files and not words.isdisjoint(stub.scan.words):
+        if stub.number in stub.demand.files:
+            return
+        scan = stub.scan  # a substring is a superset of the word: at worst one parse more
+        if (any(w in scan.data for w in words) if scan.plain else not words.isdisjoint(scan.words)):
             stub.demand.files.add(stub.number)
 
     def __getitem__(self, key: Any) -> Any:
