@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any, Iterable, Iterator
 
-from lite_guard.identity import pass_identity, qualified_name
+from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
 SUMMARY_VERSION = 14  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
@@ -455,12 +455,14 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     # A store into a config module under a computed key, or a hook key split into literals,
     # holds no whole trigger word: the file (and each function that may hold one) is read whole.
     dynamic = vocab.may_store_dynamically(text, module)
-    light = light and not dynamic and not ("options" in text and _OPTIONS_DICT.search(text))
+    light = light and not dynamic and (is_torch_module(module) or not (
+        "options" in text and _OPTIONS_DICT.search(text)))  # options={KEY: p}, outside torch
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
     if triggers is not None and not light:
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
                                                     dynamic)
+        extractor.function_filter.options = extractor.outside_torch
     extractor.visit(tree)
     if extractor.outside_torch:
         handed = _handed(tree)
@@ -541,6 +543,7 @@ class _FunctionFilter:
     def __init__(self, text: str, tree: ast.Module, triggers: "re.Pattern[str]",
                  vocab: Vocabulary, watched: set[str], dynamic: bool = False) -> None:
         self.text, self.triggers, self.watched = text, triggers, watched
+        self.options = False  # outside torch: a function holding options={...} is read (summarize)
         # A function that may store under a computed or split key (Vocabulary.may_store_...).
         self.dynamic = re.compile(r"\b(?:" + "|".join(
             map(re.escape, sorted(STORE_WORDS | vocab.key_fragments, key=len, reverse=True)))
@@ -559,7 +562,7 @@ class _FunctionFilter:
         body = self.text[self.starts[first]:self.starts[min(last, len(self.starts) - 1)]]
         if self.triggers.search(body) is not None:
             return True
-        if "options" in body and _OPTIONS_DICT.search(body) is not None:
+        if self.options and "options" in body and _OPTIONS_DICT.search(body) is not None:
             return True  # torch.compile(..., options={KEY: p}): a store into Inductor's config
         if self.dynamic is not None and self.dynamic.search(body) is not None:
             return True

@@ -255,13 +255,19 @@ class Prefilter:
                 or self._may_store_dynamically(module, scan)
                 or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
-                or (self.graph_annotation is not None and scan.holds(self.graph_type_words)
-                    and not is_torch_module(module) and scan.holds((b"def",))
-                    and (not scan.plain or self.graph_annotation.search(scan.data) is not None))
-                or (b"options" in scan.data and _OPTIONS_DICT.search(scan.data) is not None
-                    and not is_torch_module(module))  # options={KEY: p}: the index's own test
+                or (not is_torch_module(module) and self._outside_torch_seed(scan))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
+
+    def _outside_torch_seed(self, scan: Scan) -> bool:
+        """A function with an FX-graph annotation (LG001's graph functions), or an
+        ``options={KEY: p}`` (a store into Inductor's config): the index's own tests."""
+        data = scan.data
+        if self.graph_annotation is not None and scan.holds(self.graph_type_words) \
+                and scan.holds((b"def",)) \
+                and (not scan.plain or self.graph_annotation.search(data) is not None):
+            return True
+        return b"options" in data and _OPTIONS_DICT.search(data) is not None
 
     def _may_store_dynamically(self, module: str, scan: Scan) -> bool:
         """The index's own test (Vocabulary.may_store_dynamically) on the file's text, so the
