@@ -251,3 +251,38 @@ def test_run_all_worktree_measures_the_committed_code_and_copies_the_section_bac
     assert "from a clean git worktree" in section.runs[0]["note"]
     assert "| committed |" in text and "uncommitted edit |" not in text and "kept" in text
     assert _git(repo, "worktree", "list").count("\n") == 0  # the worktree is gone again
+
+
+def test_stale_label_is_written_once_into_the_stale_section_only(tmp_path):
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    (repo / "bench").mkdir(parents=True)
+    (repo / "lite_compiler").mkdir()
+    for name in ("markdown_section.py", "provenance.py", "run_all.py"):
+        (repo / "bench" / name).write_text((REPO / "bench" / name).read_text())
+    (repo / "bench" / "__init__.py").write_text("")
+    (repo / "lite_compiler" / "__init__.py").write_text("A = 1\n")
+    (repo / "bench" / "speed.py").write_text('import lite_compiler\nSECTION = "Speed"\nW = ["--write"]\n')
+    (repo / "bench" / "other.py").write_text('SECTION = "Other"\nW = ["--write"]\n')
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "measured")
+    measured = _git(repo, "rev-parse", "--short", "HEAD")
+    (repo / "BENCHMARKS.md").write_text(
+        f"# B\n\n## Speed\n\nMeasured: `python bench/speed.py --write` at commit `{measured}`.\n\n"
+        f"| 1 s |\n\n## Other\n\nMeasured: `python bench/other.py --write` at commit `{measured}`.\n\nok\n")
+    (repo / "lite_compiler" / "__init__.py").write_text("A = 2\n")
+    _git(repo, "commit", "-qam", "compiler change")
+    newest = _git(repo, "rev-parse", "--short", "HEAD")
+    for _ in range(2):  # idempotent: labelling twice leaves one label
+        result = subprocess.run([sys.executable, "bench/run_all.py", "--stale", "--label"], cwd=repo,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 1, result.stdout + result.stderr
+    text = (repo / "BENCHMARKS.md").read_text()
+    assert text.count("Stale: ") == 1
+    speed, other = _bench_provenance().sections(text)
+    stale_line = next(line for line in speed.body.splitlines() if line.startswith("Stale: "))
+    assert f"1 later commit(s) (newest {newest}) changed the code it measured since {measured}" in stale_line
+    assert "| 1 s |" in speed.body and "Stale: " not in other.body
