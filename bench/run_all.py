@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -138,14 +139,16 @@ def one_at_a_time():
         yield
 
 
-def run(scripts: list[provenance.Script], in_worktree: bool, dry_run: bool) -> int:
+def run(scripts: list[provenance.Script], in_worktree: bool, dry_run: bool,
+        extra: list[str] = ()) -> int:
     if dry_run:
-        return run_locked(scripts, in_worktree, dry_run)
+        return run_locked(scripts, in_worktree, dry_run, extra)
     with one_at_a_time():
-        return run_locked(scripts, in_worktree, dry_run)
+        return run_locked(scripts, in_worktree, dry_run, extra)
 
 
-def run_locked(scripts: list[provenance.Script], in_worktree: bool, dry_run: bool) -> int:
+def run_locked(scripts: list[provenance.Script], in_worktree: bool, dry_run: bool,
+               extra: list[str] = ()) -> int:
     failed, summary = [], []
     with (worktree() if in_worktree and not dry_run else contextlib.nullcontext(REPO)) as root:
         env = dict(os.environ)
@@ -153,7 +156,7 @@ def run_locked(scripts: list[provenance.Script], in_worktree: bool, dry_run: boo
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
             env["BENCH_MEASURED_NOTE"] = "from a clean git worktree (bench/run_all.py --worktree)"
         for script in scripts:
-            command = [sys.executable, str(script.path.relative_to(REPO)), "--write"]
+            command = [sys.executable, str(script.path.relative_to(REPO)), *extra, "--write"]
             print(f"$ {' '.join(command)}  (in {root}; load average {os.getloadavg()[0]:.1f})",
                   flush=True)
             if dry_run:
@@ -187,6 +190,8 @@ def main() -> int:
                         help="with --stale: write the verdict into each stale section (a Stale: line)")
     parser.add_argument("--worktree", action="store_true",
                         help="run in a clean git worktree of HEAD and copy the sections back")
+    parser.add_argument("--args", default="", metavar="'ARGS'",
+                        help="extra arguments for the one script named by --only (e.g. fewer repeats)")
     parser.add_argument("--list", action="store_true", help="list the scripts and exit")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = parser.parse_args()
@@ -212,7 +217,10 @@ def main() -> int:
     if args.list:
         print("\n".join(f"{s.path.relative_to(REPO)}: {'; '.join(s.sections)}" for s in scripts))
         return 0
-    return run(scripts, args.worktree, args.dry_run)
+    extra = shlex.split(args.args)
+    if extra and len(scripts) != 1:
+        parser.error("--args goes with --only naming exactly one script")
+    return run(scripts, args.worktree, args.dry_run, extra)
 
 
 if __name__ == "__main__":
