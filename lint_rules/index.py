@@ -1002,7 +1002,8 @@ class _Extractor(ast.NodeVisitor):
         is a config module and what the key can be (LG001, LG006)."""
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
         receiver: ast.expr | None = None
-        if name == "setattr":
+        if name == "setattr" or (name == "__setattr__" and len(positional) == 3):
+            # setattr(m, k, v); object.__setattr__(m, k, v) (the unbound form: m is an argument)
             receiver, rest = (positional[0], positional[1:]) if positional else (None, [])
         else:
             receiver = node.func.value if isinstance(node.func, ast.Attribute) else None

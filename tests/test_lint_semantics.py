@@ -291,3 +291,24 @@ def test_a_key_constant_from_outside_the_linted_paths_is_reported_where_it_is_st
     assert [line.split(" (")[0] for line in both.stdout.splitlines()] == [
         "app/use.py:11:31 LG001 graph pass 'app.use:my_pass'",
         "app/use.py:15:49 LG001 graph pass 'app.use:my_pass'"]
+
+
+# ---- BENCH's hostile repros (round 5) ---------------------------------------------------------
+
+HOOK_FILE = "import torch._inductor.config as config\n\n\ndef my_pass(graph):\n    return graph\n\n\n"
+
+
+def test_a_chained_assignment_into_two_hooks_is_two_findings(tmp_path):
+    root = _tree(tmp_path, {"chain.py": HOOK_FILE + "config.post_grad_custom_post_pass ="
+                            " config.post_grad_custom_pre_pass = my_pass\n"})
+    assert [line.split(" is not")[0] for line in _check(root, None).stdout.splitlines()] == [
+        "chain.py:8:72 LG001 graph pass 'chain:my_pass' (installed in post_grad_custom_post_pass)",
+        "chain.py:8:72 LG001 graph pass 'chain:my_pass' (installed in post_grad_custom_pre_pass)"]
+
+
+def test_object_setattr_on_the_config_module_is_a_hook_install(tmp_path):
+    root = _tree(tmp_path, {"objset.py": HOOK_FILE + "object.__setattr__(config,"
+                            ' "post_grad_custom_post_pass", my_pass)\n'})
+    (line,) = _check(root, None).stdout.splitlines()
+    assert line.startswith("objset.py:8:58 LG001 graph pass 'objset:my_pass' (installed in"
+                           " post_grad_custom_post_pass) is not in any registry")

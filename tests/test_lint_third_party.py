@@ -348,6 +348,9 @@ def test_hook_keys_split_into_literals_are_folded_and_their_passes_reported(pref
          _hook_message("dyn.passes:rewrite_joint", "joint_custom_pre_pass", "joint_graph")),
         (17, 30, "LG001", "dyn.passes:drop_masks",
          _hook_message("dyn.passes:drop_masks", "post_grad_custom_post_pass", "post_grad")),
+        # the loop installs it into both hooks its f-string can name: one finding each
+        (23, 54, "LG001", "dyn.passes:fuse_rope",
+         _hook_message("dyn.passes:fuse_rope", "joint_custom_post_pass", "joint_graph")),
         (23, 54, "LG001", "dyn.passes:fuse_rope",
          _hook_message("dyn.passes:fuse_rope", "post_grad_custom_post_pass", "post_grad")),
     ]

@@ -197,7 +197,7 @@ class _Check:
         self.findings: list[Finding] = []
         self.names: set[str] = set()
         self.classes: set[str] = set()  # identities of pass classes found at their definition
-        self.reported: set[tuple[str, int, str]] = set()
+        self.reported: set[tuple[str, int, str, str]] = set()
         self.templates: set[str] = set()  # pass classes whose subclasses name their pass
 
     def run(self) -> tuple[list[Finding], set[str]]:
@@ -685,8 +685,8 @@ class _Check:
         # Registered, but for other torch releases only: the guard on this tree's torch refuses
         # it. No hint: a second entry of that name is a duplicate; the range is a person's call.
         path = self.index.paths[module]
-        if (path, line, name) not in self.reported:
-            self.reported.add((path, line, name))
+        if (path, line, name, form) not in self.reported:
+            self.reported.add((path, line, name, form))
             self.findings.append(Finding(path, line, col, UnregisteredPass.CODE,
                                          UnregisteredPass.OUT_OF_RANGE.format(
                                              name=name, form=form, spec=elsewhere.torch,
@@ -697,9 +697,9 @@ class _Check:
     def _report(self, module: str, line: int, col: int, name: str, form: str, kind: str,
                 stage: str) -> None:
         path = self.index.paths[module]
-        if (path, line, name) in self.reported:
+        if (path, line, name, form) in self.reported:
             return  # [PatternMatcherPass(), PatternMatcherPass()] is one pass per variable
-        self.reported.add((path, line, name))
+        self.reported.add((path, line, name, form))  # a = b = p into two hooks: two findings
         hint = pass_hint(name, stage, kind)
         message = UnregisteredPass.MESSAGE.format(name=name, form=form, hint=one_line(hint))
         self.findings.append(Finding(path, line, col, UnregisteredPass.CODE, message, name, hint))
