@@ -312,3 +312,15 @@ def test_object_setattr_on_the_config_module_is_a_hook_install(tmp_path):
     (line,) = _check(root, None).stdout.splitlines()
     assert line.startswith("objset.py:8:58 LG001 graph pass 'objset:my_pass' (installed in"
                            " post_grad_custom_post_pass) is not in any registry")
+
+
+def test_a_callable_class_with_starred_bases_is_reported_not_skipped(tmp_path):
+    source = ("from torch._inductor.custom_graph_pass import CustomGraphPass\n\n"
+              "BASES = (CustomGraphPass,)\n\n\nclass P(*BASES):\n    def __call__(self, g):\n"
+              "        return g\n\n    def uuid(self):\n        return 'p'\n")
+    root = _tree(tmp_path, {"starred.py": source})
+    assert _check(root, None).stdout.splitlines() == [
+        "starred.py:6:7 LG001 graph pass 'starred:P' (callable class whose bases are starred"
+        " ('*...'), which cannot be resolved statically; if one is a pass base it is a pass: write"
+        " the bases out) is not in any registry; register it: [[pass]] name = \"starred:P\","
+        ' stage = "post_grad", lite = "never", kind = "class"']

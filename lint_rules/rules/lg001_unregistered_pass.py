@@ -339,6 +339,15 @@ class _Check:
             if not klass["bases"]:
                 continue
             base = index.pass_base(module, qualname)
+            if base is None and not torch and ["?", "*"] in klass["bases"] \
+                    and "__call__" in klass["methods"]:
+                # class P(*BASES): its bases cannot be read, and it is callable: reported, not
+                # skipped (BASES may hold a pass base).
+                self._found(module, klass["line"], klass["col"], index.identity(module, qualname),
+                            "callable class whose bases are starred ('*...'), which cannot be"
+                            " resolved statically; if one is a pass base it is a pass: write the"
+                            " bases out", "class", guess_stage(real_module(module), qualname))
+                continue
             if base is None or index.base_entry(("class", module, qualname)) is not None:
                 continue
             if not index.is_concrete(module, qualname):
