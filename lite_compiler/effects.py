@@ -467,10 +467,9 @@ def check_lowering_input(graph_lowering: Any) -> None:
     if state is not None:
         state.lowerings_seen += 1
         state.verify(graph_lowering.module.graph, "lowering", "lowering")
-        check_lowering_code(graph_lowering.module)
 
 
-def check_lowering_code(module: Any) -> None:
+def check_lowering_code(module: Any) -> set[Any]:
     """A lowering registered over torch's (``register_lowering(aten.x, override=True)``, an edit
     of ``lowerings`` or ``user_lowerings``) is foreign code deciding what a region computes: it
     runs as itself (lite_compiler.provenance) and the registry must allow it."""
@@ -497,6 +496,7 @@ def check_lowering_code(module: Any) -> None:
                                 where=f"it is the lowering of {_target_name(node.target)} in"
                                 f" torch._inductor.lowering.{table_name} (an override of torch's);"
                                 " register it under this name, or remove the override for lite compiles")
+    return seen
 
 
 def _scheduled_names(nodes: Any) -> list[str]:
@@ -620,9 +620,51 @@ def _probe_lowering(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def run(self: Any, *args: Any) -> Any:
         check_lowering_input(self)
-        return original(self, *args)
+        checked = check_lowering_code(self.module) if _state() is not None else set()
+        with _foreign_lowerings_checked(checked):
+            return original(self, *args)
 
     return run
+
+
+@contextlib.contextmanager
+def _foreign_lowerings_checked(checked: set[Any]) -> Iterator[None]:
+    """While a region lowers: every lowering from outside torch in Inductor's tables for an op
+    the region graph does not name (``checked``: those were asked already), which a torch
+    lowering may call through the table, asks the registry when first called. The tables are
+    torch's again afterwards."""
+    if _state() is None:
+        yield
+        return
+    from torch._inductor import lowering
+
+    from lite_compiler.provenance import check_region_code, foreign_entries
+
+    patched = []
+    for table_name in ("user_lowerings", "lowerings"):
+        table = getattr(lowering, table_name, None)
+        for op, fn in foreign_entries(table_name, table) if table is not None else ():
+            if op in checked:
+                continue
+
+            def asking(*args: Any, fn: Any = fn, op: Any = op, table_name: str = table_name,
+                       **kwargs: Any) -> Any:
+                if op not in checked:
+                    checked.add(op)
+                    check_region_code(fn, "lowering", f"it is the lowering of {_target_name(op)}"
+                                      f" in torch._inductor.lowering.{table_name} (an override of"
+                                      " torch's), called while a region lowers; register it under"
+                                      " this name, or remove the override for lite compiles")
+                return fn(*args, **kwargs)
+
+            table[op] = asking
+            patched.append((table, op, fn, asking))
+    try:
+        yield
+    finally:
+        for table, op, fn, asking in patched:
+            if table.get(op) is asking:
+                table[op] = fn
 
 
 def _probe_scheduler(original: Callable[..., Any]) -> Callable[..., Any]:

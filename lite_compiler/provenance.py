@@ -342,3 +342,16 @@ def check_callees(fn: Any, torch_name: str, stage: str) -> None:
                        " this name, or remove the patch for lite compiles")
     # (Every layer of torch's: a decorator's wrapper and the function it wraps. Deeper than one
     # call is the effect checks' and the sweep's job.)
+
+
+def foreign_entries(key: str, table: dict[Any, Any]) -> list[tuple[Any, Any]]:
+    """(key, value) of a table's entries whose code is not torch's (a lowering table); the
+    table is read again only when its values changed since the last call (ids compared)."""
+    if _unchanged(("table", key), table) and key in _TABLES:
+        return _TABLES[key]
+    found = [(k, v) for k, v in list(table.items()) if foreign_identity(v) is not None]
+    _TABLES[key] = found
+    return found
+
+
+_TABLES: dict[str, list[tuple[Any, Any]]] = {}

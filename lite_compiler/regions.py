@@ -252,8 +252,14 @@ def _unwrapped_lite_errors() -> Iterator[None]:
     try:
         yield
     except InductorError as exc:
-        if isinstance(exc.inner_exception, LiteCompilerError):
-            raise exc.inner_exception from None
+        inner, seen = exc.inner_exception, 0
+        while inner is not None and not isinstance(inner, LiteCompilerError) and seen < 8:
+            # a LoweringException around it (raised inside a lowering; "from None" keeps it
+            # as the context), ...
+            inner = getattr(inner, "inner_exception", None) or inner.__cause__ or inner.__context__
+            seen += 1
+        if isinstance(inner, LiteCompilerError):
+            raise inner from None
         raise
 
 

@@ -849,3 +849,30 @@ def test_observer_applied_by_code_that_claims_a_torch_module_is_qualified(monkey
     monkeypatch.setattr(fuser_utils, "fuse_by_partitions", fuse_by_partitions)
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name == "torch._inductor.fx_passes.post_grad:fx_graph_cse"
+
+
+def test_lowering_override_reached_only_through_another_lowering_is_refused(monkeypatch, tmp_path):
+    """The region graph names only aten.cos; its lowering calls the table entry of aten.sin,
+    which a third party overrode: the override is checked when it is called, not only when the
+    graph names its op."""
+    from torch._inductor import lowering
+
+    def sin_override(x):
+        RAN.append("sin_override")
+        return lowering.make_fallback  # never reached: refused first
+
+    def cos_via_sin(x):  # stands for a torch lowering that calls another through the table
+        return lowering.lowerings[aten.sin.default](x)
+
+    monkeypatch.setitem(lowering.lowerings, aten.sin.default, sin_override)
+    monkeypatch.setitem(lowering.lowerings, aten.cos.default, cos_via_sin)
+    user_registry(monkeypatch, tmp_path, (qualified(  # the caller is allowed, the callee not
+        "test_lowering_override_reached_only_through_another_lowering_is_refused.<locals>.cos_via_sin"),
+        "lowering", "region"))
+
+    def fn(x):
+        with lite_compiler.region(id="r"):
+            return x.cos() * 2
+
+    violation = refused(fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.sin_override") and RAN == []
