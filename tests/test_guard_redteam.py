@@ -468,8 +468,11 @@ def test_pattern_registered_into_torch_pattern_pass_never_runs_in_lite(third_par
 
 @pytest.mark.slow
 def test_the_same_pattern_does_run_in_default_mode(third_party_pattern):
-    """The attack is real: default Inductor applies the registered pattern."""
-    torch.compile(plain_fn)(torch.randn(8))
+    """The attack is real: default Inductor applies the registered pattern (caches off: a hit
+    would skip the pattern pass)."""
+    with torch._inductor.config.patch(fx_graph_cache=False), \
+            torch._functorch.config.patch(enable_autograd_cache=False):
+        torch.compile(plain_fn)(torch.randn(8))
     assert "rewrite_cos" in RAN
 
 
