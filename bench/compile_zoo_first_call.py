@@ -19,6 +19,10 @@ Variants (one process each):
 
 * ``aot_eager``: ``torch.compile(model, backend="aot_eager")``;
 * ``ours``: ``import lite_compiler`` then ``torch.compile(model, backend="lite")``;
+* ``ours_gc_not_deferred``: ``ours`` with ``LITE_GUARD_DEFER_GC=0``: the interpreter's full
+  garbage collections run where CPython's thresholds put them, as they do for aot_eager (by
+  default lite mode defers them while it imports and compiles: lite_compiler/gc_deferral.py),
+  so the row shows what the rest of ours costs against aot_eager;
 * ``ours_entry_point``: ``torch.compile(model, backend="lite")`` with no import: Dynamo loads our
   backend through its ``torch_dynamo_backends`` entry point inside the first call;
 * ``ours_cold_registry``: ``ours`` with ``LITE_GUARD_CACHE_DIR`` pointed at a new empty
@@ -49,6 +53,18 @@ import time
 _T0 = time.perf_counter()  # the worker's clock: before any other import (torch's above all)
 _CPU0 = time.process_time()  # and its CPU time (less sensitive to other sessions' load)
 
+import gc  # noqa: E402
+
+_FULL_GC: list[float] = []  # seconds of each full (oldest-generation) collection in this process
+
+
+def _watch_full_collections(phase: str, info: dict) -> None:
+    if info["generation"] == 2:
+        _FULL_GC.append(-time.perf_counter() if phase == "start" else time.perf_counter() + _FULL_GC.pop())
+
+
+gc.callbacks.append(_watch_full_collections)
+
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -61,12 +77,14 @@ from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "First call including import (CPU)"  # the BENCHMARKS.md section it owns
-VARIANTS = ("aot_eager", "ours", "ours_entry_point", "ours_cold_registry", "upstream_lite")
+VARIANTS = ("aot_eager", "ours", "ours_gc_not_deferred", "ours_entry_point", "ours_cold_registry",
+            "upstream_lite")
 MODELS = ("llama", "mlp", "convnet", "moe")
 LABELS = {
     "aot_eager": "aot_eager",
     "ours": "ours `backend=\"lite\"` (after `import lite_compiler`)",
     "ours_entry_point": "ours `backend=\"lite\"`, no import (entry point)",
+    "ours_gc_not_deferred": "ours, full collections not deferred (`LITE_GUARD_DEFER_GC=0`)",
     "ours_cold_registry": "ours, registry cache empty too",
     "upstream_lite": "torch `mode=\"lite\"`",
 }
@@ -79,7 +97,7 @@ def worker(variant: str, model_name: str) -> dict:
 
     after_torch = time.perf_counter()
     sys.path.insert(0, str(REPO))
-    if variant in ("ours", "ours_cold_registry"):
+    if variant in ("ours", "ours_cold_registry", "ours_gc_not_deferred"):
         import lite_compiler  # noqa: F401
     after_package = time.perf_counter()
     from tests.compiler_models import build, run_step
@@ -106,6 +124,7 @@ def worker(variant: str, model_name: str) -> dict:
         "total_s": (after_package - _T0) + (done - built), "cpu_s": cpu,
         "inductor_modules": sum(1 for m in sys.modules if m.startswith("torch._inductor")),
         "ledger_rows": ledger,
+        "full_gc": len(_FULL_GC), "full_gc_s": sum(_FULL_GC),
     }
 
 
@@ -174,6 +193,8 @@ def _spawn(variant: str, model: str, tmp: Path, sample: int) -> dict:
     # shared machine write entries to the user cache too); empty for ours_cold_registry.
     env["LITE_GUARD_CACHE_DIR"] = str(fresh / "lite-guard") if variant == "ours_cold_registry" \
         else str(tmp / "lite-guard-cache")
+    if variant == "ours_gc_not_deferred":
+        env["LITE_GUARD_DEFER_GC"] = "0"
     load = os.getloadavg()[0]
     run = subprocess.run([sys.executable, __file__, "--worker", variant, model],
                          capture_output=True, text=True, env=env, cwd=REPO)
@@ -219,8 +240,11 @@ def summarize(rows: list[dict]) -> dict:
         if "samples" not in cell:
             continue
         samples = cell.pop("samples")
-        for key in ("total_s", "cpu_s", "torch_import_s", "package_import_s", "first_call_s"):
-            values = [s[key] for s in samples]
+        for key in ("total_s", "cpu_s", "torch_import_s", "package_import_s", "first_call_s",
+                    "full_gc", "full_gc_s"):
+            values = [s[key] for s in samples if key in s]
+            if not values:
+                continue
             cell[key] = {"min": min(values), "median": statistics.median(values), "n": len(values)}
         cell["inductor_modules"] = samples[0]["inductor_modules"]
     return out
@@ -237,6 +261,10 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
         "empty `TORCHINDUCTOR_CACHE_DIR` and `TRITON_CACHE_DIR`; the clock starts before "
         "`import torch`. *CPU s*: the process's CPU time over the same span plus the model "
         "build (`time.process_time`, min), which other sessions' load disturbs less than wall time. "
+        "*Full GCs*: the process's full (oldest-generation) garbage collections from its start to "
+        "the first result, median count and seconds (`gc.callbacks`); by default lite mode defers "
+        "them while it imports and compiles (lite_compiler/gc_deferral.py), the "
+        "`LITE_GUARD_DEFER_GC=0` row runs them where CPython puts them, as aot_eager does. "
         "Variants are interleaved (every round runs each once, order rotated), "
         f"{meta['repeats']} rounds; min (median) over the rounds; ratios are of the minimum, vs aot_eager "
         "(in brackets: of the medians). Before the rounds, one uncounted process per variant writes "
@@ -255,8 +283,9 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
         f"{meta['load_after']} after, as 1/5/15 min).",
         "",
         "| model | variant | total s | / aot_eager | `import torch` s | package import s |"
-        " first call s | CPU s (/ aot_eager) | `torch._inductor` modules loaded |",
-        "|---|---|---|---|---|---|---|---|---|",
+        " first call s | CPU s (/ aot_eager) | full GCs: n, s (median) |"
+        " `torch._inductor` modules loaded |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     summary: dict = {}
     for model in models:
@@ -267,7 +296,7 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
                 continue
             if "error" in cell:
                 lines.append(f"| {model} | {LABELS[variant]} | **fails**: {cell['error'][:120]} |"
-                             " | | | | | |")
+                             " | | | | | | |")
                 continue
 
             def mm(key: str) -> str:
@@ -280,11 +309,13 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
                 cpu = cell["cpu_s"]["min"] / base["cpu_s"]["min"] if "cpu_s" in base else None
                 summary[(model, variant)] = (ratio, ratio_median, cpu)
             ratio_text = f"{ratio:.3f}× ({ratio_median:.3f}×)" if ratio is not None else "-"
+            gcs = (f"{cell['full_gc']['median']:.0f}, {cell['full_gc_s']['median']:.2f}"
+                   if "full_gc" in cell else "-")
             cpu_ratio = (f" ({cell['cpu_s']['min'] / base['cpu_s']['min']:.3f}×)"
                          if "cpu_s" in base else "")
             lines.append(f"| {model} | {LABELS[variant]} | {mm('total_s')} | {ratio_text} |"
                          f" {mm('torch_import_s')} | {mm('package_import_s')} | {mm('first_call_s')} |"
-                         f" {cell['cpu_s']['min']:.2f}{cpu_ratio} | {cell['inductor_modules']} |")
+                         f" {cell['cpu_s']['min']:.2f}{cpu_ratio} | {gcs} | {cell['inductor_modules']} |")
     lines.append("")
     verdicts = []
     for model in models:
