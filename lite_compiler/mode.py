@@ -23,7 +23,11 @@ def install_lite_mode() -> None:
 
     @functools.wraps(original)
     def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("mode") == "lite" and kwargs.get("backend", "inductor") in ("inductor", "lite"):
+        backend = kwargs.get("backend", "inductor")
+        # backend="lite" goes to our function object too, not through Dynamo's name registry,
+        # where another package may have registered the name first (the guard would never run).
+        if (kwargs.get("mode") == "lite" and backend in ("inductor", "lite")) \
+                or (backend == "lite" and kwargs.get("mode") is None):
             from lite_compiler.options import parse_options
 
             # Only lite's own options (lite_compiler.options); Inductor configs go on regions.
