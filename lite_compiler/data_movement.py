@@ -79,6 +79,11 @@ def is_mover(node: torch.fx.Node) -> bool:
     val = node.meta.get("val")
     if not isinstance(val, torch.Tensor) or val.dtype in (torch.bool,) or val.is_complex():
         return False
+    # Integer codes may be read as indices (index, gather, index_select on int64 tensors); off the
+    # CPU an out-of-range index is a device-side assert that poisons the whole process, so integer
+    # ops are never probed there (seen on the H200: llama's label ops).
+    if not val.dtype.is_floating_point and val.device.type != "cpu":
+        return False
     inputs = tensor_args(node)
     vals = [i.meta.get("val") for i in inputs]
     if any(not isinstance(v, torch.Tensor) or v.dtype != val.dtype or v.device != val.device
