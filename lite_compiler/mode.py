@@ -28,11 +28,12 @@ def install_lite_mode() -> None:
         # where another package may have registered the name first (the guard would never run).
         if (kwargs.get("mode") == "lite" and backend in ("inductor", "lite")) \
                 or (backend == "lite" and kwargs.get("mode") is None):
-            from lite_compiler.options import parse_options
+            if kwargs.get("options"):  # (no options: lite_compiler.options stays unimported)
+                from lite_compiler.options import parse_options
 
-            # Only lite's own options (lite_compiler.options); Inductor configs go on regions.
-            # Checked here so a typo fails at torch.compile, not at the first call.
-            parse_options(kwargs.get("options"))
+                # Only lite's own options (lite_compiler.options); Inductor configs go on regions.
+                # Checked here so a typo fails at torch.compile, not at the first call.
+                parse_options(kwargs.get("options"))
             kwargs = {**kwargs, "mode": None, "backend": lite_backend}
             if not kwargs.get("options"):
                 kwargs.pop("options", None)
