@@ -274,7 +274,9 @@ def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
 
     model.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    # GPU_PROFILE_SHAPES=1: also the ATen ops by input shapes (which copy, which fill).
+    shapes = bool(os.environ.get("GPU_PROFILE_SHAPES"))
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=shapes) as prof:
         mark()
         step(model_name, fn, inputs)
         torch.cuda.synchronize()
@@ -301,7 +303,16 @@ def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
         device_us = getattr(average, "self_device_time_total", 0.0) or 0.0
         if average.key.startswith("aten::") and device_us > 0:
             ops[average.key] = device_us
+    by_shape = {}
+    if shapes:
+        for average in prof.key_averages(group_by_input_shape=True):
+            device_us = getattr(average, "self_device_time_total", 0.0) or 0.0
+            if average.key.startswith("aten::") and device_us > 0:
+                key = f"{average.key} {average.input_shapes} x{average.count}"
+                by_shape[key] = by_shape.get(key, 0.0) + device_us
     return {"kernels": count, "busy_ms": round(busy_us / 1e3, 3),
+            **({"top_aten_ops_by_shape_ms": {k: round(v / 1e3, 3) for k, v in sorted(
+                by_shape.items(), key=lambda kv: -kv[1])[:keep]}} if shapes else {}),
             "top_aten_ops_ms": {k: round(v / 1e3, 3) for k, v in sorted(ops.items(), key=lambda kv: -kv[1])[:keep]},
             "span_ms": round((last - first) / 1e3, 3) if count else 0.0,
             "by_category_ms": {k: round(v / 1e3, 3) for k, v in sorted(by_category.items(), key=lambda kv: -kv[1])},

@@ -12,7 +12,10 @@ the op as for any other, and a decomposition that is not bitwise leaves the op A
   Triton, an approximate division) and rounds ``x * (1 - s)`` before the add: on the H200 that
   was 1 ulp on 506 of the 2^32 bf16 pairs. Here the division is a division (rounded as ATen's
   with ``eager_numerics.division_rounding``) and the fma is Inductor's ``addcmul`` lowering
-  (``fma(t1, t2, self)`` on CUDA).
+  (``fma(t1, t2, self)`` on CUDA). Some torch versions (2.11) keep a mul-then-add decomposition
+  of ``addcmul`` in Inductor's table unless ``emulate_precision_casts`` is on when the table is
+  read, which would undo the fma before Inductor sees it: the table of a CUDA group drops every
+  decomposition of the ops the faithful ones rely on (KEEP_FOR_LOWERING).
 - ``relu`` (ATen: ``clamp_min(x, 0)``; its CUDA functor returns a NaN as it is, else
   ``max(x, 0)``, which makes -0.0 +0.0): Inductor's ``maximum(0, x)`` keeps -0.0 (on the H200:
   bf16 relu in resnet18 was not bitwise). Here: ``where(x != x, x, where(x > 0, x, 0))``.
@@ -49,6 +52,9 @@ def _relu(self: torch.Tensor) -> torch.Tensor:
 FAITHFUL: dict[str, dict[Any, Callable[..., Any]]] = {
     "cuda": {aten.silu_backward.default: _silu_backward, aten.relu.default: _relu},
 }
+# Per device type: op packets the faithful decompositions emit and Inductor must lower as they are
+# (its addcmul lowering is the fma); the base table's decompositions of them are dropped.
+KEEP_FOR_LOWERING: dict[str, tuple[Any, ...]] = {"cuda": (aten.addcmul,)}
 
 
 def decomposition_table(base: dict[Any, Callable[..., Any]], device_types: set[str]
@@ -57,8 +63,13 @@ def decomposition_table(base: dict[Any, Callable[..., Any]], device_types: set[s
     group runs on; unchanged for several or none."""
     if len(device_types) != 1:
         return base
-    extra = FAITHFUL.get(next(iter(device_types)), {})
-    return {**base, **extra} if extra else base
+    device = next(iter(device_types))
+    extra = FAITHFUL.get(device, {})
+    if not extra:
+        return base
+    keep = KEEP_FOR_LOWERING.get(device, ())
+    kept = {op: fn for op, fn in base.items() if getattr(op, "overloadpacket", op) not in keep}
+    return {**kept, **extra}
 
 
-__all__ = ["FAITHFUL", "decomposition_table"]
+__all__ = ["FAITHFUL", "KEEP_FOR_LOWERING", "decomposition_table"]
