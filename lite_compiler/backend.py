@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -34,7 +35,7 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
 from lite_compiler.provenance import check_torch_code
-from lite_compiler.regions import compile_regions, is_region_node
+from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
 
@@ -191,6 +192,9 @@ class LiteCompiler:
             # decomposition table (building and consulting ~1,000 entries was ~3 ms a compile).
             self.decomposing = graph_has_regions(gm)
             decompositions = self._decompositions() if self.decomposing else None
+        regions_by_module = sys.modules.get("lite_compiler.module_regions")  # never imported: none
+        if regions_by_module is not None:  # a module in a region a fast path skipped: reported
+            regions_by_module.report_skipped(gm, self.ledger, f"{self.frame}/dynamo")
         start = len(self.ledger.entries)
         try:
             return self._aot(gm, example_inputs, decompositions, torch_called, **kwargs)
@@ -208,6 +212,7 @@ class LiteCompiler:
         # Inductor picks its decomposition table by config (fallback_random keeps random
         # ops whole): select it under the lite config the region compiles use. Its keys are the
         # registry's derived lite config (lite_compiler.config.derive_configs), reviewed there.
+        sweep_inductor()  # foreign code in Inductor is refused before the trace runs any of it
         with torch._inductor.config.patch(self.inductor_config):  # lite-guard: ignore[LG006]
             return selective_decomposition_table()
 

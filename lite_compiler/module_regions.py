@@ -24,24 +24,49 @@ model itself). A module matched by two rules is an error (which region wins woul
 a nested match is fine: the inner module's ops belong to the inner region. A rule that matches
 nothing is an error too: a typo must not silently compile nothing; so is one that matches only
 containers without a forward (``ModuleList``, ``ModuleDict``: never called, they are skipped).
+
+A module whose forward never runs gets no region: a fast path can skip it (``nn.TransformerEncoderLayer``
+in eval under ``no_grad`` computes the whole layer in one fused op and calls none of its submodules).
+Each lite compile checks, by effect, Dynamo's graph: a module in a region none of whose ops are in
+the graph although its parent's are is reported, as a ledger row and one ``LiteRegionNotCompiled``
+warning (``report_skipped``), never skipped silently.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import warnings
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from lite_compiler.annotate import ANNOTATION_KEY, region_annotation, warn_if_not_compiled
-from lite_compiler.errors import LiteRegionConfigError
+from lite_compiler.annotate import (
+    ANNOTATION_KEY,
+    LiteRegionNotCompiled,
+    region_annotation,
+    warn_if_not_compiled,
+)
+from lite_compiler.ledger import Ledger, LedgerEntry
 
 # Instance attributes the wrapper keeps on a module (set with object.__setattr__: not submodules).
 _SPEC_ATTR = "_lite_region_annotation"
 _INNER_ATTR = "_lite_region_inner_forward"
 _MISSING = object()
+# Handles whose regions are applied: each lite compile checks their modules (report_skipped).
+# Weak: a handle nobody keeps (and its model) is not kept alive by the check.
+_LIVE: weakref.WeakSet[ModuleRegions] = weakref.WeakSet()
+_WARNED_SKIPPED: set[tuple[int, str]] = set()
+
+
+def _region_config_error(message: str) -> Exception:
+    # lite_compiler.errors imports torch._dynamo (its classes subclass Dynamo's): only when raising,
+    # so `import lite_compiler` stays free of Dynamo (docs/first-call.md).
+    from lite_compiler.errors import LiteRegionConfigError
+
+    return LiteRegionConfigError(message)
 
 
 @dataclass(frozen=True)
@@ -65,7 +90,7 @@ class RegionRule:
             return module is self.match
         if isinstance(self.match, str):
             return fnmatch.fnmatchcase(name, self.match)
-        raise LiteRegionConfigError(
+        raise _region_config_error(
             f"RegionRule match {self.match!r} is not a module class, a module or a name pattern;"
             " pass one of those")
 
@@ -114,6 +139,10 @@ class ModuleRegions:
         # qualified module name -> region id, in named_modules() order.
         self.assignments: dict[str, Any] = {}
         self._saved: list[tuple[torch.nn.Module, dict[str, Any]]] = []
+        # (module, its name, its region id, the nearest ancestor that has a forward, its name):
+        # what report_skipped compares with the modules Dynamo traced. Weak: the handle must
+        # not keep a model alive.
+        self._watched: list[tuple[weakref.ref, str, Any, weakref.ref | None, str]] = []
 
     def _apply(self) -> None:
         chosen: dict[int, tuple[str, torch.nn.Module, RegionRule]] = {}
@@ -122,7 +151,7 @@ class ModuleRegions:
         for name, module in self.model.named_modules(remove_duplicate=True):
             hits = [(i, rule) for i, rule in enumerate(self.rules) if rule.matches(name, module)]
             if len(hits) > 1:
-                raise LiteRegionConfigError(
+                raise _region_config_error(
                     f"module '{name or type(module).__name__}' ({type(module).__qualname__}) matches"
                     f" {hits[0][1].describe()} and {hits[1][1].describe()}; make the rules disjoint"
                     " (e.g. a narrower name pattern)")
@@ -138,16 +167,16 @@ class ModuleRegions:
                 continue
             if i in containers:
                 name = containers[i]
-                raise LiteRegionConfigError(
+                raise _region_config_error(
                     f"{rule.describe()} matches only '{name}', a container without a forward (the"
                     " model calls its children directly), so it would compile nothing; match its"
                     f" children instead (e.g. '{name}.*' or their class)")
-            raise LiteRegionConfigError(
+            raise _region_config_error(
                 f"{rule.describe()} matches no module of {type(self.model).__qualname__};"
                 " check the class, instance or name pattern (names as in model.named_modules())")
         for name, module, rule in chosen.values():
             if _SPEC_ATTR in module.__dict__:
-                raise LiteRegionConfigError(
+                raise _region_config_error(
                     f"module '{name}' is already in a region (module_regions applied twice);"
                     " remove() the first handle before applying new rules")
             region_id = rule.region_id(name)
@@ -163,6 +192,11 @@ class ModuleRegions:
             object.__setattr__(module, "forward", _region_forward.__get__(module))
             self._saved.append((module, saved))
             self.assignments[name] = region_id
+            parent_name, parent = _caller_of(self.model, name)
+            self._watched.append((weakref.ref(module), name, region_id,
+                                  None if parent is None else weakref.ref(parent), parent_name))
+        if self._watched:
+            _LIVE.add(self)
 
     def remove(self) -> None:
         """Restore every wrapped module's ``__dict__`` exactly as it was; idempotent."""
@@ -174,6 +208,8 @@ class ModuleRegions:
                 else:
                     module.__dict__[key] = value
         self.assignments = {}
+        self._watched = []
+        _LIVE.discard(self)
 
     def __enter__(self) -> ModuleRegions:
         return self
@@ -183,6 +219,79 @@ class ModuleRegions:
 
     def __repr__(self) -> str:
         return f"ModuleRegions({self.assignments!r})"
+
+
+def _caller_of(model: torch.nn.Module, name: str) -> tuple[str, torch.nn.Module | None]:
+    """The nearest ancestor of module ``name`` that has a forward (the module whose forward is
+    expected to call it; ``ModuleList`` / ``ModuleDict`` are passed over); ("", None) for the root."""
+    parts = name.split(".") if name else []
+    while parts:
+        parts.pop()
+        ancestor_name = ".".join(parts)
+        ancestor = model.get_submodule(ancestor_name)
+        if not _has_no_forward(ancestor):
+            return ancestor_name, ancestor
+    return "", None
+
+
+def _module_ids(node: torch.fx.Node) -> set[int]:
+    """Ids of the modules whose forward was running when Dynamo recorded ``node``: the keys of
+    its ``nn_module_stack`` are ``str(id(module))``, with ``@N`` for the N-th call of one module."""
+    ids = set()
+    for key in node.meta.get("nn_module_stack") or {}:
+        head = str(key).split("@", 1)[0]
+        if head.isdigit():
+            ids.add(int(head))
+    return ids
+
+
+def report_skipped(gm: torch.fx.GraphModule, ledger: Ledger, graph: str) -> list[str]:
+    """Modules in a region whose ops are missing from Dynamo's graph ``gm`` although their
+    parent's ops are there: a fast path (or a forward that computes nothing) skipped them, so the
+    region compiled nothing. Each gets a ledger row (refused, kind "region") and, once per module
+    per process, a ``LiteRegionNotCompiled`` warning. Returns their names.
+
+    Found by effect: Dynamo records, on every node, the modules whose forward was running. A
+    graph that ends at a graph break has modules still open (their remaining ops are in the next
+    graph): those parents prove nothing here and are not used."""
+    if not _LIVE:
+        return []  # no module_regions applied: nothing to check, nothing spent
+    ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    traced: set[int] = set().union(*(_module_ids(n) for n in ops)) if ops else set()
+    reason = getattr(gm, "compile_subgraph_reason", None)
+    if ops and getattr(reason, "graph_break", True):  # unknown: assume the graph was cut
+        traced_open = _module_ids(ops[-1])
+    else:
+        traced_open = set()
+    skipped: list[tuple[torch.nn.Module, str, Any, torch.nn.Module, str]] = []
+    for handle in list(_LIVE):
+        for module_ref, name, region_id, parent_ref, parent_name in handle._watched:
+            module, parent = module_ref(), parent_ref() if parent_ref is not None else None
+            if module is None or parent is None or id(module) in traced:
+                continue
+            if id(parent) not in traced or id(parent) in traced_open:
+                continue  # the parent did not run here (another graph), or is not finished yet
+            skipped.append((module, name, region_id, parent, parent_name or "the model"))
+    why = ("a fast path skipped its forward (nn.TransformerEncoderLayer in eval under no_grad"
+           " runs one fused op) or it computes nothing")
+    for module, name, region_id, parent, parent_name in skipped:
+        ledger.add(LedgerEntry(
+            name=f"region {region_id!r} module {name}", stage="regions", graph=graph,
+            allowed=False, lite="region", kind="region",
+            reason=f"none of its ops reached {graph} although its parent '{parent_name}'"
+                   f" ({type(parent).__name__}) ran there, so the region compiled nothing: {why}"))
+    new = [row for row in skipped if (id(row[0]), str(row[2])) not in _WARNED_SKIPPED]
+    if new:
+        _WARNED_SKIPPED.update((id(row[0]), str(row[2])) for row in new)
+        module, name, region_id, parent, parent_name = new[0]
+        more = f" (and {len(new) - 1} more, listed in lite_compiler.last_ledger())" if len(new) > 1 else ""
+        warnings.warn(
+            f"lite_compiler: module '{name}' ({type(module).__name__}) is in region {region_id!r},"
+            f" but none of its ops reached {graph} although its parent '{parent_name}'"
+            f" ({type(parent).__name__}) ran there{more}, so the region compiled nothing: {why};"
+            f" put the region on '{parent_name}' instead, or run the path that calls it",
+            LiteRegionNotCompiled, stacklevel=3)
+    return [row[1] for row in skipped]
 
 
 def _has_no_forward(module: torch.nn.Module) -> bool:
