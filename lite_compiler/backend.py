@@ -64,6 +64,7 @@ class LiteCompiler:
         self.frame = f"graph{next(_frame_ids)}"
         self.ledger: Ledger = new_ledger("lite", self.frame)
         self.effects = EffectState()  # what the effect checks expect next, for this compile
+        self.region_user_config: dict[str, Any] = {}  # the user's numerics settings regions keep
         self._record_overridden_settings()
 
     def _record_overridden_settings(self) -> None:
@@ -75,6 +76,18 @@ class LiteCompiler:
         for module, key, user_value, lite_value in overridden:
             entry = self.registry.get_config(key, module)
             in_regions = module == "inductor" and entry is not None and entry.region_allows(user_value)[0]
+            if in_regions and entry.kind == "numerics":
+                # A request about numbers (torch.use_deterministic_algorithms(True) turns Inductor's
+                # `deterministic` on) is kept where Inductor computes in lite mode: in regions.
+                # Outside them aot_eager's ATen ops run, which never read Inductor's config.
+                self.region_user_config[key] = user_value
+                self.ledger.add(LedgerEntry(
+                    name=f"config {key}", stage="config", graph=self.frame, allowed=True,
+                    lite="region", kind="config",
+                    reason=f"torch._inductor.config.{key} = {user_value!r} (the user's setting) is"
+                           " kept inside regions, where Inductor compiles (registry: a numerics"
+                           " key regions may set); outside them aot_eager's ATen ops run"))
+                continue
             reason = (f"torch._{module}.config.{key} = {user_value!r} is overridden: lite mode"
                       f" forces {lite_value!r} (registry); " + (
                           f"annotate a region with lite_compiler.region(..., **{{{key!r}:"
@@ -153,7 +166,8 @@ class LiteCompiler:
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,
                                           self.effects.rows)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
-                                lite_config=self.inductor_config, fusion=fusion)
+                                lite_config={**self.inductor_config, **self.region_user_config},
+                                fusion=fusion)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
                 self.effects.reset()
                 check_torch_code(boxed_nop, "boxed_nop", "lowering")  # runs the graph: torch's?
