@@ -472,10 +472,9 @@ def check_lowering_input(graph_lowering: Any) -> None:
 def check_lowering_code(module: Any) -> set[Any]:
     """A lowering registered over torch's (``register_lowering(aten.x, override=True)``, an edit
     of ``lowerings`` or ``user_lowerings``) is foreign code deciding what a region computes: it
-    runs as itself (lite_compiler.provenance) and the registry must allow it."""
+    runs as itself (lite_compiler.provenance) and the registry must allow it. Torch's lowering of
+    another op put under this op's key computes the other op: refused the same way."""
     from torch._inductor import lowering
-
-    from lite_compiler.provenance import foreign_identity
 
     tables = (("user_lowerings", getattr(lowering, "user_lowerings", {})), ("lowerings", lowering.lowerings))
     seen: set[Any] = set()
@@ -490,13 +489,31 @@ def check_lowering_code(module: Any) -> set[Any]:
                     lowering_fn = table.get(node.target)
                 except TypeError:  # an unhashable target has no lowering
                     break
-                foreign = foreign_identity(lowering_fn) if lowering_fn is not None else None
-                if foreign is not None:
-                    guard.check(foreign, "lowering", "function",
-                                where=f"it is the lowering of {_target_name(node.target)} in"
-                                f" torch._inductor.lowering.{table_name} (an override of torch's);"
-                                " register it under this name, or remove the override for lite compiles")
+                if lowering_fn is not None:
+                    check_table_lowering(node.target, lowering_fn, table_name)
     return seen
+
+
+def check_table_lowering(op: Any, lowering_fn: Any, table_name: str, how: str = "") -> None:
+    """Ask the registry about one lowering table entry: foreign code runs as itself; torch's
+    lowering of other ops under ``op`` runs as ``torch._inductor.lowering:<table>[<op>]``."""
+    from lite_compiler.provenance import foreign_identity, lowering_moved
+
+    where = f"the lowering of {_target_name(op)} in torch._inductor.lowering.{table_name}{how}"
+    foreign = foreign_identity(lowering_fn)
+    if foreign is not None:
+        guard.check(foreign, "lowering", "function", where=(
+            f"it is {where} (an override of torch's); register it under this name, or remove"
+            " the override for lite compiles"))
+        return
+    moved = lowering_moved(op, lowering_fn)
+    if moved is not None:
+        names = list(dict.fromkeys(str(o) for o in moved))  # "aten.sin", "aten.sin.default", ...
+        others = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        guard.check(f"torch._inductor.lowering:{table_name}[{_target_name(op)}]", "lowering",
+                    "function", where=(f"{where} is torch's lowering of {others}, moved under"
+                                       f" {_target_name(op)} (it computes those ops); remove the"
+                                       " remap for lite compiles"))
 
 
 def _scheduled_names(nodes: Any) -> list[str]:
@@ -638,7 +655,7 @@ def _foreign_lowerings_checked(checked: set[Any]) -> Iterator[None]:
         return
     from torch._inductor import lowering
 
-    from lite_compiler.provenance import check_region_code, foreign_entries
+    from lite_compiler.provenance import foreign_entries, judged_in_region as in_region
 
     patched = []
     for table_name in ("user_lowerings", "lowerings"):
@@ -651,10 +668,8 @@ def _foreign_lowerings_checked(checked: set[Any]) -> Iterator[None]:
                        **kwargs: Any) -> Any:
                 if op not in checked:
                     checked.add(op)
-                    check_region_code(fn, "lowering", f"it is the lowering of {_target_name(op)}"
-                                      f" in torch._inductor.lowering.{table_name} (an override of"
-                                      " torch's), called while a region lowers; register it under"
-                                      " this name, or remove the override for lite compiles")
+                    in_region(lambda: check_table_lowering(
+                        op, fn, table_name, how=", called while a region lowers"))
                 return fn(*args, **kwargs)
 
             table[op] = asking

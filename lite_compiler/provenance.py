@@ -164,15 +164,27 @@ def check_code(obj: Any, stage: str, where: str, in_region: bool = False) -> Non
     outer = guard.current_session()
     if outer is None:
         return
-    if not in_region or outer.in_region:
+    if not in_region:
         guard.check(foreign, stage, "function", where=where)
         return
-    # The same session, judged as inside a region; pushed directly: the hooks are installed
-    # already (lite_compiler.session would import back into this module).
+    judged_in_region(lambda: guard.check(foreign, stage, "function", where=where))
+
+
+def judged_in_region(decide: Any) -> None:
+    """Run ``decide()`` (a guard decision) with this thread's session judged as inside an
+    annotated region: the code it asks about runs only there (Inductor's config, lowerings,
+    decompositions). Pushed directly: the hooks are installed already (lite_compiler.session
+    would import back into this module)."""
+    from lite_compiler import guard
+
+    outer = guard.current_session()
+    if outer is None or outer.in_region:
+        decide()
+        return
     guard.push(guard.Session(outer.mode, outer.registry, outer.ledger, graph=outer.graph,
                              in_region=True, effects=outer.effects))
     try:
-        guard.check(foreign, stage, "function", where=where)
+        decide()
     finally:
         guard.pop()
 
@@ -230,23 +242,35 @@ def _typing_backport() -> str:
 
 
 def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
-    """(``module:Class.attr`` or ``module:name``, the code) for each method of an imported
-    Inductor class, and each module-level function of an Inductor module, whose code was
-    compiled outside torch (and outside the standard library), imports aside.
+    """(``module:Class.attr``, ``module:name`` or ``module:name[key]``, the code) for each
+    method of an imported Inductor class or of a torch class it inherits from (``torch.fx``'s
+    Interpreter under GraphLowering), each module-level function of an Inductor module, and each
+    class or function an Inductor module holds in a container (a device's Scheduling class in
+    ``device_codegens``), whose code was compiled outside torch (and outside the standard
+    library), imports aside.
 
     A module or class whose namespace holds the very same objects as at the last sweep is not
     looked at again (compared by identity, at C speed; the old objects are held, so an id is
     never a recycled one): the first sweep of a process costs ~90-110 ms, later ones ~8-14 ms
     (2 shared CPU cores)."""
     found = []
+    bases: dict[type, None] = {}
+    containers_seen: set[int] = set()  # a table imported into many modules is swept once
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(prefix) \
                 or not _file_in_torch(getattr(module, "__file__", None) or "<none>"):
             continue  # torch's source only (Inductor's generated code registers modules too)
-        classes, functions = _contents_of(name, module)
+        classes, functions, containers, inherited = _contents_of(name, module)
         found += functions
         for cls in classes:
             found += _foreign_members(name, cls)
+        for attr, container in containers:
+            if id(container) not in containers_seen:
+                containers_seen.add(id(container))
+                found += _foreign_in_container(f"{name}:{attr}", container)
+        bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
+    for base in bases:  # swept once however many Inductor classes inherit from it
+        found += _foreign_members(base.__module__, base)
     return found
 
 
@@ -261,23 +285,27 @@ def _unchanged(key: Any, namespace: Any) -> bool:
 
 
 _SWEPT: dict[Any, tuple[tuple[Any, ...], tuple[int, ...]]] = {}
-_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]]]] = {}
+_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
 
-def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]]]:
+def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]],
+                                                  list[tuple[str, Any]], list[type]]:
     """(the classes a module defines, its module-level functions that are foreign code put in
-    place of a name): a class is swept once, in the module that defines it. A function of
-    another package bound under its own name, the very object its home module holds there, is
-    an import (``from sympy import symbols``), not a patch; a wrapper, a closure, a lambda or a
-    ``functools.wraps`` copy put under a torch name is not."""
+    place of a name, its module-level containers, the torch classes its classes inherit from):
+    a class is swept once, in the module that defines it. A function of another package bound
+    under its own name, the very object its home module holds there, is an import (``from sympy
+    import symbols``), not a patch; a wrapper, a closure, a lambda or a ``functools.wraps`` copy
+    put under a torch name is not."""
     if _unchanged(("module", name, id(module)), vars(module)) and name in _CONTENTS:
         return _CONTENTS[name]
-    classes, functions = [], []
+    classes, functions, containers = [], [], []
     for attr, value in list(vars(module).items()):
         if isinstance(value, type):
             if value.__module__ == name:
                 classes.append(value)
+        elif isinstance(value, (dict, list, tuple, set, frozenset)):
+            containers.append((attr, value))
         elif type(value) is types.FunctionType and not _trusted_file(value.__code__.co_filename) \
                 and not value.__code__.co_filename.startswith(_OWN_DIR) \
                 and not getattr(value, "__lite_guarded__", False):
@@ -285,8 +313,70 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
             if home is None or vars(home).get(attr) is not value or _file_in_torch(
                     getattr(home, "__file__", None) or "<none>"):
                 functions.append((f"{name}:{attr}", value))
-    _CONTENTS[name] = (classes, functions)
-    return classes, functions
+    # What the module's classes inherit from torch's code outside this module (torch.fx's
+    # Interpreter under GraphLowering): a method patched there runs in Inductor as well.
+    inherited = {base: None for cls in classes for base in cls.__mro__[1:]
+                 if base.__module__ != name and _is_torch_class(base)}
+    _CONTENTS[name] = (classes, functions, containers, list(inherited))
+    return _CONTENTS[name]
+
+
+def _is_torch_class(cls: type) -> bool:
+    module = sys.modules.get(cls.__module__)
+    return _file_in_torch(getattr(module, "__file__", None) or "<none>")
+
+
+def _is_op(obj: Any) -> bool:
+    return type(obj).__module__ == "torch._ops"  # OpOverload, OpOverloadPacket, HigherOrderOperator
+
+
+def _foreign_in_container(where: str, container: Any) -> list[tuple[str, Any]]:
+    """The foreign code a module-level container of Inductor holds: a class defined outside torch
+    that extends one of torch's (a device's Scheduling or wrapper codegen), or a function compiled
+    outside torch; looked into one level (a DeviceCodegen record in a dict). Entries keyed by an
+    ATen op (Inductor's lowering and decomposition tables) are not: they are checked where the op
+    is lowered or decomposed, so an override that no region uses never runs and is not refused."""
+    if _unchanged(("container", where, id(container)), container if isinstance(container, dict)
+                  else dict(enumerate(container))) and where in _HELD:
+        return _HELD[where]
+    found = []
+    items = list(container.items()) if isinstance(container, dict) else list(enumerate(container))
+    for key, value in items:
+        if isinstance(container, dict) and _is_op(key):
+            continue
+        label = f"{where}[{key!r}]" if isinstance(container, dict) else where
+        for item in _record_fields(value):
+            if _foreign_code_item(item):
+                found.append((label, item))
+    _HELD[where] = found
+    return found
+
+
+_HELD: dict[str, list[tuple[str, Any]]] = {}
+
+
+def _record_fields(value: Any) -> list[Any]:
+    """A container entry, or the fields of a record of torch's it is (a tuple, a NamedTuple, a
+    dataclass such as DeviceCodegen): what it holds one level down."""
+    if isinstance(value, tuple):
+        return list(value[:16])
+    if not isinstance(value, type) and type(value) is not types.FunctionType \
+            and _is_torch_class(type(value)) and hasattr(value, "__dict__"):
+        return [value, *list(vars(value).values())[:16]]
+    return [value]
+
+
+def _foreign_code_item(item: Any) -> bool:
+    if isinstance(item, type):
+        if _is_torch_class(item) or not any(_is_torch_class(b) for b in item.__mro__[1:]
+                                            if b is not object):
+            return False  # torch's class, or another package's that extends nothing of torch's
+        return True
+    if type(item) is types.FunctionType:
+        filename = item.__code__.co_filename
+        return not _trusted_file(filename) and not filename.startswith(_OWN_DIR) \
+            and not getattr(item, "__lite_guarded__", False)
+    return False
 
 
 def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
@@ -345,13 +435,35 @@ def check_callees(fn: Any, torch_name: str, stage: str) -> None:
 
 
 def foreign_entries(key: str, table: dict[Any, Any]) -> list[tuple[Any, Any]]:
-    """(key, value) of a table's entries whose code is not torch's (a lowering table); the
-    table is read again only when its values changed since the last call (ids compared)."""
+    """(key, value) of a lowering table's entries whose code is not torch's, or that are torch's
+    lowering of other ops put under this key (``lowering_moved``); the table is read again only
+    when its values changed since the last call (ids compared)."""
     if _unchanged(("table", key), table) and key in _TABLES:
         return _TABLES[key]
-    found = [(k, v) for k, v in list(table.items()) if foreign_identity(v) is not None]
+    found = [(k, v) for k, v in list(table.items())
+             if foreign_identity(v) is not None or lowering_moved(k, v) is not None]
     _TABLES[key] = found
     return found
 
 
 _TABLES: dict[str, list[tuple[Any, Any]]] = {}
+
+
+def lowering_moved(op: Any, lowering: Any) -> tuple[Any, ...] | None:
+    """The ops torch registered ``lowering`` for, if ``op`` is not among them: torch's own code
+    moved under another op (``lowerings[aten.cos] = lowerings[aten.sin]``) computes the other
+    op, and provenance alone sees torch's code. Torch's ``register_lowering`` keeps the ops it
+    registers a lowering for in the closure of the wrapper it puts in the table (``aten_fn``,
+    overloads expanded); a lowering without that record (foreach lowerings, foreign code) is
+    not judged here. Only the table's own entry is read: torch itself registers one op's
+    lowering through another's (``register_lowering(aten.view)(lowerings[aten.reshape])``)."""
+    code = getattr(lowering, "__code__", None)
+    if code is None or "aten_fn" not in code.co_freevars or not _file_in_torch(code.co_filename):
+        return None
+    try:
+        ops = lowering.__closure__[code.co_freevars.index("aten_fn")].cell_contents
+    except (TypeError, ValueError, IndexError):  # an empty cell: nothing recorded
+        return None
+    if not isinstance(ops, (list, tuple)) or op in ops:
+        return None
+    return tuple(ops)

@@ -98,6 +98,18 @@ class CompiledRegion:
                 for arg, layout, wrong in zip(args, self._layouts, self._mismatched(args))]
 
 
+def sweep_inductor(again: bool = False) -> None:
+    """Once per compile with regions, before Inductor's code first runs in it (the decompositions
+    of the trace; LiteCompiler._decompositions), and ``again`` when the lazy backward compiles: a
+    method patched into an Inductor class (or a torch class it inherits from), a function put in
+    an Inductor module or container, runs as itself (lite_compiler.provenance)."""
+    session = guard.current_session()
+    if session is None or session.effects is None or (session.effects.swept_inductor and not again):
+        return
+    session.effects.swept_inductor = True
+    check_inductor_classes()
+
+
 def _static_layouts(fake_inputs: list[Any]) -> list[tuple[tuple[int, ...], tuple[int, ...]] | None]:
     """(shape, strides) the region was compiled for, per input; None where symbolic or no tensor."""
     layouts: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = []
@@ -132,10 +144,8 @@ def compile_regions(
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
     from torch._inductor.compile_fx import compile_fx_inner
 
-    session = guard.current_session()
-    if session is not None and session.effects is not None and not session.effects.swept_inductor:
-        session.effects.swept_inductor = True
-        check_inductor_classes()  # a method patched into an Inductor class runs as itself
+    # The backward compiles later (at the first .backward()): what was patched meanwhile counts.
+    sweep_inductor(again=is_backward)
     for submod_name, key, configs in scooped:
         (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
         submod = getattr(gm, submod_name)

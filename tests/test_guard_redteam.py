@@ -879,3 +879,199 @@ def test_lowering_override_reached_only_through_another_lowering_is_refused(monk
 
     violation = refused(fn, torch.randn(8))
     assert violation.pass_name.endswith("<locals>.sin_override") and RAN == []
+
+
+# ---- round 6: tables, containers, base classes, timing, threads, wrappers --------------------------
+
+def test_torch_lowering_moved_under_another_op_is_refused(monkeypatch):
+    """lowerings[aten.cos] = lowerings[aten.sin]: torch's own code (provenance passes it), yet the
+    region would compute sin. Torch's register_lowering records the ops a lowering is for."""
+    from torch._inductor import lowering
+
+    monkeypatch.setitem(lowering.lowerings, aten.cos.default, lowering.lowerings[aten.sin.default])
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.lowering:lowerings[aten.cos.default]"
+    assert "is torch's lowering of aten.sin" in violation.reason
+
+
+def test_torch_lowering_moved_under_an_op_reached_only_through_the_table_is_refused(monkeypatch, tmp_path):
+    from torch._inductor import lowering
+
+    def cos_via_sin(x):  # an allowed lowering that calls another through the table
+        RAN.append("cos_via_sin")
+        return lowering.lowerings[aten.sin.default](x)
+
+    monkeypatch.setitem(lowering.lowerings, aten.sin.default, lowering.lowerings[aten.exp.default])
+    monkeypatch.setitem(lowering.lowerings, aten.cos.default, cos_via_sin)
+    user_registry(monkeypatch, tmp_path, (qualified(
+        "test_torch_lowering_moved_under_an_op_reached_only_through_the_table_is_refused.<locals>.cos_via_sin"),
+        "lowering", "region"))
+
+    def fn(x):
+        with lite_compiler.region(id="r"):
+            return x.cos() * 2
+
+    violation = refused(fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.lowering:lowerings[aten.sin.default]"
+    assert "called while a region lowers" in violation.reason and RAN == ["cos_via_sin"]
+
+
+def test_torch_own_lowering_table_has_no_moved_entry():
+    import torch._inductor.compile_fx  # noqa: F401  (imports every lowering)
+    from torch._inductor import lowering
+
+    from lite_compiler.provenance import lowering_moved
+
+    assert [op for op, fn in lowering.lowerings.items() if lowering_moved(op, fn)] == []
+    # The record exists: most of the table is checked, not skipped.
+    assert sum(lowering_moved(aten.cos.default, fn) is not None for fn in lowering.lowerings.values()) > 1000
+
+
+def test_method_patched_into_a_torch_base_class_of_inductor_is_refused(monkeypatch):
+    """GraphLowering is a torch.fx.Interpreter: a method patched into Interpreter runs inside
+    every region's lowering. torch.fx is not Inductor, but what Inductor's classes inherit is."""
+    original = torch.fx.Interpreter.fetch_args_kwargs_from_env
+
+    def fetch_args_kwargs_from_env(self, node):
+        if type(self).__name__ == "GraphLowering":
+            RAN.append("fetch")
+        return original(self, node)
+
+    monkeypatch.setattr(torch.fx.Interpreter, "fetch_args_kwargs_from_env", fetch_args_kwargs_from_env)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.fetch_args_kwargs_from_env") and RAN == []
+    assert "patched into torch.fx.interpreter:Interpreter.fetch_args_kwargs_from_env" in violation.reason
+
+
+@pytest.fixture
+def cpu_codegen():
+    from torch._inductor.codegen import common
+
+    common.init_backend_registration()
+    saved = dict(common.device_codegens), dict(common.custom_backend_passes)
+    yield common
+    common.device_codegens.clear()
+    common.device_codegens.update(saved[0])
+    common.custom_backend_passes.clear()
+    common.custom_backend_passes.update(saved[1])
+
+
+def test_scheduling_class_registered_for_the_device_is_refused(cpu_codegen):
+    """register_backend_for_device("cpu", ...): an out-of-tree Scheduling generates the region's
+    kernels. The class is held in a dict of Inductor's (no hook, no config key names it)."""
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    class MyScheduling(CppScheduling):
+        def codegen_node(self, node):
+            RAN.append("codegen_node")
+            return super().codegen_node(node)
+
+    cpu = cpu_codegen.device_codegens["cpu"]
+    cpu_codegen.register_backend_for_device("cpu", MyScheduling, cpu.wrapper_codegen,
+                                            cpu.cpp_wrapper_codegen, cpu.fx_wrapper_codegen)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified(MyScheduling.__qualname__) and RAN == []
+    assert "torch._inductor.codegen.common:device_codegens['cpu']" in violation.reason
+
+
+def test_device_custom_pass_is_refused_in_region_compiles_and_never_runs_outside(cpu_codegen):
+    def device_pass(graph):
+        mul_to_add(graph)
+
+    cpu_codegen.custom_backend_passes["cpu"] = device_pass
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.device_pass") and RAN == []
+    x = torch.randn(8)
+    assert torch.equal(compile_lite(plain_fn)(x), aot_eager(plain_fn, x)) and RAN == []
+
+
+def test_patched_decomposition_table_selector_is_refused_before_it_runs(monkeypatch):
+    """select_decomp_table runs while AOTAutograd traces, before any region compiles: Inductor is
+    swept for foreign code before the trace starts."""
+    from torch._inductor import decomposition
+
+    original = decomposition.select_decomp_table
+
+    def select_decomp_table():
+        RAN.append("select_decomp_table")
+        return original()
+
+    monkeypatch.setattr(decomposition, "select_decomp_table", select_decomp_table)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name.endswith("<locals>.select_decomp_table") and RAN == []
+
+
+def test_method_patched_after_the_forward_compiled_is_refused_when_the_backward_compiles(monkeypatch):
+    """AOTAutograd compiles the backward at the first .backward(): a patch put into Inductor in
+    between (the region's backward computes cos) is swept for then."""
+    from torch._inductor.codegen.cpp import CppOverrides
+
+    def fn(x):
+        with lite_compiler.region(id="r"):
+            y = x.sin() * 2  # backward: cos(x) * 2 * grad, in the region
+        return y * 3
+
+    out = compile_lite(fn)(torch.randn(8, requires_grad=True))
+
+    def cos(x):
+        RAN.append("cos")
+        return f"std::sin({x})"
+
+    monkeypatch.setattr(CppOverrides, "cos", staticmethod(cos))
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        out.sum().backward()
+    assert err.value.pass_name.endswith("<locals>.cos") and "/bw" in err.value.graph and RAN == []
+
+
+def test_lite_compile_in_another_thread_refuses_a_monkeypatched_pass(monkeypatch):
+    """Sessions are per thread; a compile run by a worker thread is guarded like any other."""
+    import threading
+
+    name = _patch_view_to_reshape(monkeypatch, use_wraps=True)
+    caught = []
+
+    def worker():
+        try:
+            compile_lite(region_fn)(torch.randn(8))
+        except lite_compiler.LitePassViolation as exc:
+            caught.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert [v.pass_name for v in caught] == [name] and RAN == []
+
+
+def test_backend_that_wraps_lite_is_still_guarded(monkeypatch):
+    """A team's own backend that delegates to lite (logging, say) gets lite's guard with it."""
+    from lite_compiler.backend import lite_backend
+
+    def my_backend(gm, example_inputs):
+        RAN.append("my_backend")
+        return lite_backend(gm, example_inputs)
+
+    name = _patch_view_to_reshape(monkeypatch, use_wraps=False)
+    torch._dynamo.reset()
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        torch.compile(region_fn, backend=my_backend)(torch.randn(8))
+    assert err.value.pass_name == name and RAN == ["my_backend"]
+
+
+def test_pattern_registered_into_joint_graph_patterns_never_runs_in_lite():
+    from torch._inductor.fx_passes import joint_graph
+    from torch._inductor.pattern_matcher import Arg, CallFunction, register_graph_pattern
+
+    saved = {key: list(entries) for key, entries in joint_graph.patterns.patterns.items()}
+
+    def rewrite_cos(match, x):
+        RAN.append("rewrite_cos")
+
+    register_graph_pattern(CallFunction(aten.cos.default, Arg()), pass_dict=joint_graph.patterns)(rewrite_cos)
+    try:
+        x = torch.randn(8, requires_grad=True)
+        compile_lite(region_fn)(x).sum().backward()
+        assert RAN == [] and not lite_compiler.last_ledger().refused
+        assert torch.equal(compile_lite(plain_fn)(x), aot_eager(plain_fn, x)) and RAN == []
+    finally:
+        joint_graph.patterns.patterns.clear()
+        joint_graph.patterns.patterns.update(saved)
