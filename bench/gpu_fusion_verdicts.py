@@ -27,6 +27,15 @@ def cases(device: str):
     x = torch.randn(4, 8, 16, device=device, dtype=torch.bfloat16, requires_grad=True)
     yield "silu_backward bfloat16", silu_grad, (x, torch.randn_like(x))
 
+    def loss_tail(logits, t):  # HF Llama's loss: nll_loss_backward -> _log_softmax_backward_data
+        loss = torch.nn.functional.cross_entropy(logits.float(), t, ignore_index=-100)
+        return torch.autograd.grad(loss, logits)[0] * 2
+
+    t = torch.randint(0, 3000, (256,), device=device)
+    t[:7] = -100
+    logits = torch.randn(256, 3000, device=device, dtype=torch.bfloat16, requires_grad=True)
+    yield "loss tail (cross_entropy backward)", loss_tail, (logits, t)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

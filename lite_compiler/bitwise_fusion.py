@@ -26,6 +26,7 @@ that the fused kernel computes the same bits as the ATen kernels; everything els
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ import torch.fx
 from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
 from lite_compiler.bitwise_check import Verdict, check_signatures, describe, signature
 from lite_compiler.data_movement import is_mover, is_view, tensor_args
+from lite_compiler.faithful_decompositions import COMPOSITE, faithful
 from lite_compiler.fusion_regions import FUSION_CONFIGS, OPTION, REGION_PREFIX, FusionHooks, VerifiedFusion
 from lite_compiler.ledger import Ledger, LedgerEntry
 from lite_compiler.scooping import _split_for_order, is_annotated
@@ -72,7 +74,8 @@ def kind(node: torch.fx.Node) -> str | None:
         return None
     pointwise = schema.returns[0].alias_info is None and (
         torch.Tag.pointwise in target.tags or _dtype_only_conversion(node))
-    if pointwise:
+    composite = target in COMPOSITE and faithful(target, val.device.type) is not None
+    if pointwise or composite:
         for arg in (*node.args, *node.kwargs.values()):
             if isinstance(arg, torch.fx.Node):
                 arg_val = arg.meta.get("val")
@@ -80,7 +83,7 @@ def kind(node: torch.fx.Node) -> str | None:
                     return None
             elif isinstance(arg, (list, tuple, torch.Tensor)):
                 return None  # tensor lists and tensor constants: not a plain elementwise argument
-        return "pointwise"
+        return "pointwise" if pointwise else "faithful"
     # Data movement: every tensor argument (a cat's list too) static and on the output's device.
     if any(isinstance(a, torch.Tensor) for a in (*node.args, *node.kwargs.values())):
         return None
@@ -184,6 +187,101 @@ def _components(members: set[torch.fx.Node]) -> list[set[torch.fx.Node]]:
 VIEW_COVERAGE = "a view (its schema returns an alias of its input): no bits are computed"
 
 
+# ---- 3a'. ops that join through a faithful decomposition ----------------------------------------
+
+class Composite:
+    """An op decomposed the way its ATen kernel computes (lite_compiler.faithful_decompositions),
+    judged by the pieces of that decomposition: each pointwise piece and each constant fill is an
+    op signature checked like any other (enumerated where it applies); views compute nothing; each
+    sum must be order-independent by structure (lite_compiler.order_independent) given what its
+    producers in this graph show. Anything else in the decomposition, or a decomposition that
+    does not apply, leaves the op ATen with the reason."""
+
+    def __init__(self, node: torch.fx.Node, facts_in: dict[int, Any]):
+        from lite_compiler.faithful_decompositions import Unfaithful
+        from lite_compiler.order_independent import NOTHING, analyse, is_reduction
+
+        self.node, self.pieces, self.why = node, {}, None
+        self.out_facts = NOTHING
+        try:
+            self.graph = _decomposed(node)
+        except Unfaithful as exc:
+            self.why = f"no decomposition follows ATen's kernel here: {exc}"
+            return
+        except Exception as exc:  # noqa: BLE001 - not traceable: not fusible (fail closed)
+            self.why = f"its decomposition could not be traced: {type(exc).__name__}: {exc}"[:300]
+            return
+        problems, outs = analyse(self.graph, facts_in)
+        self.out_facts = outs[0] if outs else NOTHING
+        if problems:
+            self.why = problems[0]
+            return
+        for piece in self.graph.graph.nodes:
+            if piece.op != "call_function" or is_view(piece) or is_reduction(piece):
+                continue
+            piece_kind = kind(piece)
+            factory = not piece.all_input_nodes and isinstance(piece.meta.get("val"), torch.Tensor)
+            if piece_kind == "pointwise" or factory:
+                self.pieces[signature(piece, exact=piece_kind != "pointwise")] = piece
+            else:
+                self.why = (f"its decomposition holds {piece.target}, which is neither pointwise, a"
+                            " view, a constant nor an order-independent sum")
+                return
+
+    def refusal(self, verdicts: Mapping[tuple[Any, ...], Verdict], proven_only: bool) -> str | None:
+        if self.why is not None:
+            return self.why
+        for sig in self.pieces:
+            verdict = verdicts[sig]
+            if not verdict.bitwise:
+                return f"its piece {describe(sig)} is not bitwise: {verdict.reason} ({verdict.coverage})"
+            if proven_only and not verdict.proven:
+                return (f"its piece {describe(sig)} is bitwise but not proven ({verdict.coverage}),"
+                        " and bitwise_fusion = \"proven\" fuses proven signatures only")
+        return None
+
+    def summary(self, verdicts: Mapping[tuple[Any, ...], Verdict]) -> str:
+        proven = all(verdicts[sig].proven for sig in self.pieces)
+        pieces = "; ".join(f"{describe(sig)}: {'proven' if verdicts[sig].proven else 'not proven'}"
+                           f" ({verdicts[sig].coverage})" for sig in self.pieces)
+        return (f"decomposed as its ATen kernel computes (faithful_decompositions), every piece"
+                f" bitwise, {'proven' if proven else 'not proven'}: {pieces}; its sums, if any, are"
+                " order-independent by structure (order_independent)")
+
+
+def _decomposed(node: torch.fx.Node) -> torch.fx.GraphModule:
+    """``node`` alone through the faithful decomposition table a fusion group of its device uses
+    (the very graph its group's compile will hold, node for node)."""
+    from torch._guards import detect_fake_mode
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from lite_compiler.faithful_decompositions import decomposition_table
+
+    fakes = [a.meta["val"] for a in node.all_input_nodes]
+    device = node.meta["val"].device
+    table = decomposition_table(select_decomp_table(), {device.type})
+    positions = {a: i for i, a in enumerate(node.all_input_nodes)}
+
+    def call(*tensors: Any) -> Any:
+        put = lambda a: tensors[positions[a]] if isinstance(a, torch.fx.Node) else a  # noqa: E731
+        return node.target(*[put(a) for a in node.args], **{k: put(v) for k, v in node.kwargs.items()})
+
+    fake_mode = detect_fake_mode(fakes)
+    with fake_mode if fake_mode is not None else contextlib.nullcontext():
+        return make_fx(call, decomposition_table=table)(*fakes)
+
+
+def _composites(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node]) -> dict[torch.fx.Node, Composite]:
+    """Each faithful-kind node's Composite, in graph order, its inputs' facts taken from the
+    composites before it (an input made elsewhere: nothing known)."""
+    out: dict[torch.fx.Node, Composite] = {}
+    for node in nodes:
+        facts_in = {i: out[a].out_facts for i, a in enumerate(node.all_input_nodes) if a in out}
+        out[node] = Composite(node, facts_in)
+    return out
+
+
 # ---- 3b + 4. the plan for one graph and the verified call ----------------------------------------
 
 def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
@@ -194,9 +292,15 @@ def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
     nodes = [n for group in find_groups(gm, set(kinds)) for n in group]
     if len(nodes) < 2:
         return 0
+    # An op joining through its faithful decomposition is judged by that decomposition's pieces.
+    composites = _composites(gm, [n for n in nodes if kinds[n] == "faithful"])
     by_sig: dict[tuple[Any, ...], list[torch.fx.Node]] = {}
     for node in nodes:  # data movement is checked at its real shapes (its sizes are arguments)
-        by_sig.setdefault(signature(node, exact=kinds[node] != "pointwise"), []).append(node)
+        if kinds[node] != "faithful":
+            by_sig.setdefault(signature(node, exact=kinds[node] != "pointwise"), []).append(node)
+    for composite in composites.values():
+        for sig, piece in composite.pieces.items():
+            by_sig.setdefault(sig, []).append(piece)
     # A view computes no bits: Inductor indexes the same elements (each group's first-call check
     # still compares its outputs' bits, dtypes, shapes and strides).
     views = {sig: Verdict(True, "", VIEW_COVERAGE, proven=True)
@@ -212,7 +316,20 @@ def plan(gm: torch.fx.GraphModule, graph_name: str, ledger: Ledger,
                    " values; each group's first-call check against ATen is the only proof"))
         verdicts = {sig: Verdict(True) for sig in by_sig}
     fusible: set[torch.fx.Node] = set()
+    for node, composite in composites.items():
+        why = composite.refusal(verdicts, proven_only)
+        if why is None:
+            fusible.add(node)
+        ledger.add(LedgerEntry(
+            name=f"{OPTION} {describe(signature(node, exact=True))}", stage="fusion",
+            graph=graph_name, allowed=why is None, lite="option", kind="fusion",
+            reason=composite.summary(verdicts) if why is None else
+            f"not fused, it stays an ATen op: {why}"))
+    pieces = {piece for c in composites.values() for piece in c.pieces.values()}
     for sig, members in by_sig.items():
+        members = [m for m in members if m not in pieces]
+        if not members:
+            continue  # only pieces of decompositions: their rows are their ops' rows
         verdict = verdicts[sig]
         if verdict.bitwise and (verdict.proven or not proven_only):
             fusible.update(members)

@@ -19,6 +19,23 @@ the op as for any other, and a decomposition that is not bitwise leaves the op A
 - ``relu`` (ATen: ``clamp_min(x, 0)``; its CUDA functor returns a NaN as it is, else
   ``max(x, 0)``, which makes -0.0 +0.0): Inductor's ``maximum(0, x)`` keeps -0.0 (on the H200:
   bf16 relu in resnet18 was not bitwise). Here: ``where(x != x, x, where(x > 0, x, 0))``.
+- ``nll_loss_backward`` (Loss.cu ``nll_loss_backward_reduce_cuda_kernel_2d``, LossNLL.cpp on CPU),
+  reductions mean and sum, fp32 and fp64: ATen zero-fills ``[N, C]`` and writes one value per row,
+  ``grad = -(grad_output / total_weight)`` (mean) or ``-grad_output`` (sum), times ``weight[t]``
+  when given, at column ``t = target[i]`` unless ``t == ignore_index``. Here, without a scatter:
+  ``where((arange(C) == t) & (t != ignore_index), [weight *] grad, 0)``, with ``-x`` as a flip of
+  the sign bit (ATen's unary minus; Triton's is ``0 - x``, which makes -0.0 of +0.0). The result
+  has at most one element per row that is not +0.0, and lite_compiler.order_independent sees that
+  in this structure. torch's decomposition (a scatter of -1.0, then a multiply) makes ``0 * g``
+  everywhere else, NaN where ``g`` is infinite.
+- ``_log_softmax_backward_data`` (SoftMax.cu ``LogSoftMaxBackwardEpilogue``): ``sum`` = the row
+  sum of the gradient (fp32 accumulation), then ``gradOutput - exp(output) * sum``, which nvcc
+  contracts into ``fma(-exp(output), sum, gradOutput)``. Here the same, as Inductor's ``addcmul``
+  lowering (``fma(t1, t2, self)`` with value 1) of ``-exp(output)`` (a sign flip). On CPU ATen's
+  vectorized loop computes ``g - exp(o) * sum`` without an fma: so does the CPU decomposition. The
+  row sum is only bitwise when it does not depend on the order of its additions: a fusion group
+  holding it is compiled only when lite_compiler.order_independent shows that from the structure
+  of the group's graph (its gradient comes from a ``nll_loss_backward`` decomposed as above).
 """
 
 from __future__ import annotations
@@ -48,10 +65,63 @@ def _relu(self: torch.Tensor) -> torch.Tensor:
     return torch.where(self != self, self, torch.where(self > zero, self, zero))
 
 
+class Unfaithful(Exception):
+    """This call of an op has no decomposition here that follows its ATen kernel (the op stays
+    ATen; the message says why)."""
+
+
+_SIGN_BIT = {torch.float32: (torch.int32, -(1 << 31)), torch.float64: (torch.int64, -(1 << 63))}
+
+
+def _negate(x: torch.Tensor) -> torch.Tensor:
+    """ATen's unary minus: a flip of the sign bit (-0.0 of +0.0; a NaN keeps its payload)."""
+    ints, sign = _SIGN_BIT[x.dtype]
+    return torch.bitwise_xor(x.view(ints), sign).view(x.dtype)
+
+
+def _nll_loss_backward(grad_output: torch.Tensor, self: torch.Tensor, target: torch.Tensor,
+                       weight: torch.Tensor | None, reduction: int, ignore_index: int,
+                       total_weight: torch.Tensor) -> torch.Tensor:
+    if self.dim() != 2 or target.dim() != 1 or reduction not in (1, 2):
+        raise Unfaithful("only [N, C] inputs with reduction mean or sum follow ATen's reduce kernel")
+    if self.dtype not in _SIGN_BIT or grad_output.dtype != self.dtype \
+            or (weight is not None and weight.dtype != self.dtype):
+        raise Unfaithful(f"{self.dtype}: ATen computes its value in that dtype's arithmetic; only"
+                         " float32 and float64 are decomposed")
+    grad = grad_output / total_weight if reduction == 1 else grad_output
+    grad = _negate(grad)
+    column = torch.arange(self.shape[1], device=self.device, dtype=target.dtype).unsqueeze(0)
+    rows = target.unsqueeze(1)
+    hit = torch.logical_and(column == rows, rows != ignore_index)
+    value = grad if weight is None else weight.unsqueeze(0) * grad
+    return torch.where(hit, value, torch.zeros((), dtype=self.dtype, device=self.device))
+
+
+def _log_softmax_backward(fma: bool) -> Callable[..., Any]:
+    def decomposition(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
+                      input_dtype: torch.dtype) -> torch.Tensor:
+        if not (grad_output.dtype == output.dtype == input_dtype) or input_dtype not in _SIGN_BIT:
+            raise Unfaithful("only float32 and float64 with one dtype throughout are decomposed")
+        total = torch.sum(grad_output, dim, keepdim=True)
+        if fma:  # nvcc: fma(-exp(output), sum, gradOutput)
+            return torch.addcmul(grad_output, _negate(torch.exp(output)), total)
+        return grad_output - torch.exp(output) * total
+    return decomposition
+
+
 # Per device type: op overload -> a decomposition following that device's ATen kernel.
 FAITHFUL: dict[str, dict[Any, Callable[..., Any]]] = {
-    "cuda": {aten.silu_backward.default: _silu_backward, aten.relu.default: _relu},
+    "cuda": {aten.silu_backward.default: _silu_backward, aten.relu.default: _relu,
+             aten.nll_loss_backward.default: _nll_loss_backward,
+             aten._log_softmax_backward_data.default: _log_softmax_backward(fma=True)},
+    "cpu": {aten.nll_loss_backward.default: _nll_loss_backward,
+            aten._log_softmax_backward_data.default: _log_softmax_backward(fma=False)},
 }
+# Ops that no tag marks pointwise and that join fusion groups only through the decomposition
+# here (lite_compiler.bitwise_fusion's "faithful" kind): each is judged by the pieces of its
+# decomposition, and its reductions by lite_compiler.order_independent.
+COMPOSITE: frozenset[Any] = frozenset({aten.nll_loss_backward.default,
+                                       aten._log_softmax_backward_data.default})
 # Per device type: op packets the faithful decompositions emit and Inductor must lower as they are
 # (its addcmul lowering is the fma); the base table's decompositions of them are dropped.
 KEEP_FOR_LOWERING: dict[str, tuple[Any, ...]] = {"cuda": (aten.addcmul,)}
@@ -72,4 +142,10 @@ def decomposition_table(base: dict[Any, Callable[..., Any]], device_types: set[s
     return {**kept, **extra}
 
 
-__all__ = ["FAITHFUL", "KEEP_FOR_LOWERING", "decomposition_table"]
+def faithful(target: Any, device_type: str) -> Callable[..., Any] | None:
+    """The decomposition following ``target``'s ATen kernel on that device type, if any."""
+    return FAITHFUL.get(device_type, {}).get(target)
+
+
+__all__ = ["COMPOSITE", "FAITHFUL", "KEEP_FOR_LOWERING", "Unfaithful", "decomposition_table",
+           "faithful"]

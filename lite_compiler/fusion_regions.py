@@ -78,6 +78,10 @@ class VerifiedFusion(CompiledRegion):
         return self.chosen
 
 
+class OrderDependentReduction(Exception):
+    """A fusion group's graph holds a reduction whose result may depend on its order."""
+
+
 class FusionHooks:
     """What compile_regions does differently for fusion groups (and signature checks)."""
 
@@ -116,6 +120,13 @@ class FusionHooks:
                 fake_mode if fake_mode is not None else contextlib.nullcontext():
             decomposed = make_fx(submod, decomposition_table=table)(*fake_inputs)
             done(decomposed)
+        # A sum is fused only where its result cannot depend on the order of its additions, as
+        # this graph's structure shows (fail closed: the group then runs its ATen nodes).
+        from lite_compiler.order_independent import order_dependent
+
+        problems = order_dependent(decomposed)
+        if problems:
+            raise OrderDependentReduction(problems[0])
         return decomposed
 
     def _structure(self, key: Any, lowered: torch.fx.GraphModule, fake_inputs: list[Any]) -> Any:

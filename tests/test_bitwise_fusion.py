@@ -492,7 +492,10 @@ def test_silu_backward_decomposes_as_atens_cuda_functor_in_cuda_groups_only():
     addcmul = torch.ops.aten.addcmul.default
     base = {**select_decomp_table(), addcmul: torch._decomp.decomposition_table[addcmul]}
     silu_bw = torch.ops.aten.silu_backward.default
-    assert decomposition_table(base, {"cpu"}) is base
+    cpu = decomposition_table(base, {"cpu"})  # (on CPU only the loss-tail composites: their own rows)
+    assert {op for op in cpu if cpu[op] is not base.get(op)} <= {
+        torch.ops.aten.nll_loss_backward.default, torch.ops.aten._log_softmax_backward_data.default}
+    assert cpu[silu_bw] is base[silu_bw] and cpu[addcmul] is base[addcmul]
     assert decomposition_table(base, {"cpu", "cuda"}) is base
     cuda = decomposition_table(base, {"cuda"})
     assert cuda[silu_bw] is not base[silu_bw] and addcmul not in cuda
@@ -619,3 +622,107 @@ def test_gpu_16_bit_binary_signatures_are_checked_on_every_pair_of_bit_patterns(
     rows = _signature_rows(True) + _signature_rows(False)
     mul = [e for e in rows if "aten.mul.Tensor(bfloat16[2d], bfloat16[2d]) on cuda" in e.name]
     assert mul and "exhaustive over all 4,294,967,296 input bit-pattern combinations" in mul[0].reason
+
+
+# ---- the loss tail: faithful decompositions and order-independent sums ----------------------------
+
+def _ledger_ops(rows):
+    return " ".join(e.reason for e in _fused(rows))
+
+
+def test_nll_loss_backward_joins_a_group_through_its_faithful_decomposition():
+    """nll_loss_backward is neither pointwise nor data movement; decomposed as ATen's kernel
+    computes (where(one-hot, -(g / total_weight), 0)), every piece of it checked, it fuses with the
+    multiply after it, bitwise equal to aot_eager (ignore_index rows included)."""
+    def fn(x, t):
+        return torch.nn.functional.nll_loss(x * 2, t, ignore_index=-100)
+
+    def make(step):
+        gen = torch.Generator().manual_seed(step)
+        t = torch.randint(0, 37, (24,), generator=gen)
+        t[:5] = -100
+        return torch.randn(24, 37, generator=gen, requires_grad=True), t
+
+    rows = _fusion_rows_of(_compare(fn, make))
+    assert any("aten.nll_loss_backward.default" in e.reason for e in _fused(rows)), rows
+    judged = [e for e in rows if e.stage == "fusion" and "nll_loss_backward" in e.name]
+    assert judged and judged[0].allowed and "every piece bitwise" in judged[0].reason
+
+
+def _fusion_rows_of(ledger):
+    return [e for e in ledger.entries if e.kind == "fusion"]
+
+
+def test_a_loss_tail_on_cpu_keeps_log_softmax_backward_aten_because_its_exp_piece_differs():
+    """On CPU Inductor's fp32 exp is not ATen's (its own polynomial): the checker refuses the
+    exp piece of _log_softmax_backward_data's decomposition, names it, and the op stays ATen."""
+    def fn(logits, t):
+        return torch.nn.functional.cross_entropy(logits.float(), t, ignore_index=-100)
+
+    def make(step):
+        gen = torch.Generator().manual_seed(step)
+        t = torch.randint(0, 40, (16,), generator=gen)
+        t[:3] = -100
+        return torch.randn(16, 40, generator=gen).bfloat16().requires_grad_(), t
+
+    rows = _fusion_rows_of(_compare(fn, make))
+    refused = [e for e in rows if e.stage == "fusion" and "_log_softmax_backward_data" in e.name]
+    assert refused and not refused[0].allowed
+    assert "its piece aten.exp.default(float32[2d]) on cpu is not bitwise" in refused[0].reason
+
+
+def test_order_independence_is_read_from_the_producers_structure():
+    """A row sum of nll_loss_backward's gradient (at most one element per row is not +0.0) is
+    order-independent by structure; the same sum of a dense gradient is reported."""
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from lite_compiler.faithful_decompositions import decomposition_table
+    from lite_compiler.order_independent import order_dependent
+
+    aten = torch.ops.aten
+    table = decomposition_table(select_decomp_table(), {"cpu"})
+    lp, t = torch.randn(8, 5).log_softmax(1), torch.tensor([0, 1, -100, 4, 2, 2, 3, 0])
+
+    def tail(g, lp, t, tw):
+        grad = aten.nll_loss_backward(g, lp, t, None, 1, -100, tw)
+        return aten._log_softmax_backward_data(grad, lp, 1, torch.float32)
+
+    sparse = make_fx(tail, decomposition_table=table)(torch.tensor(1.0), lp, t, torch.tensor(7.0))
+    assert order_dependent(sparse) == []
+    dense = make_fx(lambda g, lp: aten._log_softmax_backward_data(g, lp, 1, torch.float32),
+                    decomposition_table=table)(lp, lp)
+    (problem,) = order_dependent(dense)
+    assert problem.startswith("aten.sum.dim_IntList(sum_1) over dims [1]: its input is not shown")
+    # The decomposition itself is ATen's values, bit for bit, on CPU (eager, both reductions).
+    from lite_compiler.faithful_decompositions import FAITHFUL
+    for reduction in (1, 2):
+        for weight in (None, torch.rand(5)):
+            want = aten.nll_loss_backward(torch.tensor(-0.0), lp, t, weight, reduction, -100, torch.tensor(7.0))
+            got = FAITHFUL["cpu"][aten.nll_loss_backward.default](
+                torch.tensor(-0.0), lp, t, weight, reduction, -100, torch.tensor(7.0))
+            assert torch.equal(want.view(torch.int32), got.view(torch.int32))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_gpu_llama_loss_tail_fuses_bitwise():
+    """bf16 logits .float() -> cross_entropy (mean, ignore_index -100) -> backward, as HF Llama's
+    loss: nll_loss_backward, _log_softmax_backward_data and the cast back to bf16 in one group
+    (its row sum order-independent by structure), bitwise equal to aot_eager."""
+    def fn(h, w, t):
+        logits = (h @ w).float()
+        return torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), t.view(-1),
+                                                 ignore_index=-100)
+
+    def make(step):
+        gen = torch.Generator(device="cuda").manual_seed(step)
+        h = torch.randn(2, 64, 128, generator=gen, device="cuda").bfloat16().requires_grad_()
+        w = torch.randn(128, 3000, generator=gen, device="cuda").bfloat16().requires_grad_()
+        t = torch.randint(0, 3000, (2, 64), generator=gen, device="cuda")
+        t[:, -1] = -100
+        return h, w, t
+
+    rows = _fusion_rows_of(_compare(fn, make, steps=2))
+    fused = _ledger_ops(rows)
+    assert "aten.nll_loss_backward.default" in fused and "aten._log_softmax_backward_data.default" in fused, \
+        [f"{e.stage} {e.allowed} {e.name}: {e.reason}" for e in rows]
