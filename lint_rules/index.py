@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 14  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 15  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
@@ -173,6 +173,26 @@ class Vocabulary:
         return frozenset(CONFIG_MODULES.values())
 
     @functools.cached_property
+    def pipeline_packages(self) -> tuple[str, ...]:
+        """The torch packages whose code is the compile pipeline (``torch._inductor``,
+        ``torch._functorch``, ``torch.fx``): the packages of every registry base, pipeline root
+        and hook. Outside torch, replacing a function or class of theirs at run time
+        (``post_grad.post_grad_passes = mine``) changes what compiles: LG001 reports it."""
+        modules = [name.split(":", 1)[0] for name in (*self.bases, *self.roots)]
+        modules += [module for module, _, _ in self.hooks.values()]
+        return tuple(sorted({".".join(m.split(".")[:2]) for m in modules if m.startswith("torch.")}))
+
+    def may_monkeypatch(self, text: str) -> bool:
+        """Might this source (outside torch) assign to an attribute of a name it imports from
+        torch (``post_grad.post_grad_passes = f``, ``torch._inductor.x.y = f``,
+        ``setattr(post_grad, "f", g)``)? The index reads such a file whole, the prefilter
+        parses it."""
+        if "torch" not in text or not self.pipeline_packages:
+            return False
+        heads = torch_import_heads(text)
+        return bool(heads) and patch_pattern(heads).search(text) is not None
+
+    @functools.cached_property
     def config_packages(self) -> frozenset[str]:
         """``torch._inductor``, ``torch._functorch``: their modules reach the config module by a
         relative import (``from . import config``), so no word of the file names it."""
@@ -262,6 +282,33 @@ class Vocabulary:
         return self._key
 
 
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(torch[\w.]*)[ \t]+import[ \t]+\(?([^)#\n]*)"
+                          r"|import[ \t]+(torch[\w.]*)(?:[ \t]+as[ \t]+(\w+))?)", re.M)
+
+
+def torch_import_heads(text: str) -> frozenset[str]:
+    """The names a file's imports bind to torch or something in it (``import torch``,
+    ``import torch._inductor.fx_passes.post_grad as pg``, ``from torch._inductor import ir``)."""
+    heads: set[str] = set()
+    for match in _IMPORT_LINE.finditer(text):
+        if match[3]:
+            heads.add(match[4] or "torch")
+            continue
+        for name in match[2].split(","):
+            words = name.split()
+            if words:
+                heads.add(words[-1] if len(words) == 3 and words[1] == "as" else words[0])
+    return frozenset(h for h in heads if h.isidentifier())
+
+
+@functools.lru_cache(maxsize=64)
+def patch_pattern(heads: frozenset[str]) -> "re.Pattern[str]":
+    """An assignment to an attribute of one of ``heads``, or a setattr on one."""
+    names = "|".join(map(re.escape, sorted(heads)))
+    return re.compile(rf"(?:^|[;\s(])(?:{names})(?:\.\w+)+[ \t]*=(?!=)"
+                      rf"|\bsetattr\s*\(\s*(?:{names})\b|\b(?:exec|eval)\s*\(", re.M)
+
+
 # The ways Python stores into a module under a name computed at run time: setattr(m, k, v),
 # m.__setattr__(k, v), m.__dict__[k] = v, vars(m)[k] = v, and a config module's patch(k, v) /
 # patch(d) / patch(**d). Language and torch-config API, not a list of passes.
@@ -320,6 +367,11 @@ _AFTER = {
 }
 
 
+# after ``setattr``: not a call (the function handed on or bound: an alias, a partial), or a
+# call whose first argument is starred
+_SETATTR_OPAQUE = re.compile(r"(?!\s*\()|\s*\(\s*\*")
+
+
 def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
@@ -356,6 +408,14 @@ def _stores_into(text: str, receivers: Any, dicts: bool) -> bool:
                 continue
             if word in ("setattr", "vars"):
                 if at and text[at - 1] == ".":
+                    continue
+                if word == "setattr" and _SETATTR_OPAQUE.match(text, end) is not None:
+                    # setattr as a value (s = setattr, partial(setattr, m)) or setattr(*args):
+                    # any receiver; the file names a config module (checked by the caller)
+                    if wanted is None:
+                        wanted = set(receivers())
+                    if wanted:
+                        return True
                     continue
                 after = _AFTER[word].match(text, end)
                 receiver = after["r"] if after is not None else None
@@ -455,14 +515,30 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     # A store into a config module under a computed key, or a hook key split into literals,
     # holds no whole trigger word: the file (and each function that may hold one) is read whole.
     dynamic = vocab.may_store_dynamically(text, module)
+    patches = not is_torch_module(module) and vocab.may_monkeypatch(text)
+    dynamic = dynamic or patches
     light = light and not dynamic and (is_torch_module(module) or not (
         "options" in text and _OPTIONS_DICT.search(text)))  # options={KEY: p}, outside torch
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
+    # Module-level bindings first: a function may call a name bound further down the file
+    # (``def f(k, p): put(k, p)`` ... ``put = partial(setattr, config)``).
+    for statement in tree.body if dynamic else ():
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, (
+                ast.Name, ast.Attribute, ast.Call, ast.Tuple, ast.List)):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    extractor.ast_binds[("", target.id)] = statement.value
     if triggers is not None and not light:
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
                                                     dynamic)
         extractor.function_filter.options = extractor.outside_torch
+        if patches:  # a function assigning to an attribute of something imported from torch
+            extractor.function_filter.patches = patch_pattern(torch_import_heads(text))
+        # a function calling a module-level alias of setattr may store (_store_callee)
+        extractor.function_filter.constants |= {
+            name for (_, name) in list(extractor.ast_binds)
+            if extractor._store_callee(ast.Name(name)) is not None}
     extractor.visit(tree)
     if extractor.outside_torch:
         handed = _handed(tree)
@@ -544,6 +620,7 @@ class _FunctionFilter:
                  vocab: Vocabulary, watched: set[str], dynamic: bool = False) -> None:
         self.text, self.triggers, self.watched = text, triggers, watched
         self.options = False  # outside torch: a function holding options={...} is read (summarize)
+        self.patches: "re.Pattern[str] | None" = None  # outside torch: torch attribute stores
         # A function that may store under a computed or split key (Vocabulary.may_store_...).
         self.dynamic = re.compile(r"\b(?:" + "|".join(
             map(re.escape, sorted(STORE_WORDS | vocab.key_fragments, key=len, reverse=True)))
@@ -565,6 +642,8 @@ class _FunctionFilter:
         if self.options and "options" in body and _OPTIONS_DICT.search(body) is not None:
             return True  # torch.compile(..., options={KEY: p}): a store into Inductor's config
         if self.dynamic is not None and self.dynamic.search(body) is not None:
+            return True
+        if self.patches is not None and self.patches.search(body) is not None:
             return True
         names = frozenset(self.watched | self.constants)
         if names != self._names[0]:  # aliases found so far (imports come first, usually)
@@ -594,6 +673,10 @@ class _Extractor(ast.NodeVisitor):
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
         self.registered: set[int] = set()  # registration calls recorded (decorator or call)
+        # (scope, name) -> the expression a plain name was last bound to: lets a call through
+        # an alias of setattr (``s = setattr``, ``partial(setattr, config)``) or with starred
+        # arguments bound to a tuple be read as the store it is (_store_callee)
+        self.ast_binds: dict[tuple[str, str], ast.expr] = {}
         from lite_guard.identity import is_torch_module
 
         # Outside torch a function taking an FX graph that the tree hands on is a pass (inside
@@ -897,8 +980,14 @@ class _Extractor(ast.NodeVisitor):
     visit_AsyncWith = visit_With  # type: ignore[assignment]
 
     def _assign(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> None:
+        if isinstance(target, ast.Attribute) and self.outside_torch:
+            self._monkeypatch(target.value, target.attr, value, target)
         if isinstance(target, ast.Name):
             self._bind(target.id, _binding_value(self.expr(value)))
+            if isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Tuple, ast.List)):
+                self.ast_binds[(self.scope, target.id)] = value
+            if isinstance(value, ast.Call) and self._is_type_call(value):
+                self._type_class(target.id, value)
             callee = value.args[0] if isinstance(value, ast.Call) and _last(value.func) == "partial" \
                 and value.args else value
             if isinstance(callee, (ast.Name, ast.Attribute)) and _last(callee) in self.watched:
@@ -1027,6 +1116,138 @@ class _Extractor(ast.NodeVisitor):
             else:
                 self._dynamic(receiver, argument, ["dict", self.expr(argument)], None, form)
 
+    def _monkeypatch(self, owner: ast.expr, attr: str, value: ast.expr, at: ast.AST) -> None:
+        """``owner.attr = value`` (or ``setattr(owner, "attr", value)``) where ``owner`` is a
+        name this file imports from torch: the index decides whether it is a module or class
+        of torch's compile pipeline (Vocabulary.pipeline_packages); LG001 reports it."""
+        dotted = _dotted(owner)
+        if not dotted or attr in self.hook_keys:
+            return  # a hook install is a hook site
+        imported = self.summary["imports"].get(dotted.split(".", 1)[0], "")
+        if not imported.startswith("torch"):
+            return
+        self.summary["sites"].append({
+            "t": "patch", "owner": dotted, "attr": attr, "value": self.expr(value),
+            "line": at.lineno, "col": self._col(at), "scope": self.scope,
+            "class": self._enclosing_class(),
+        })
+
+    def _is_type_call(self, node: ast.Call) -> bool:
+        """``type(name, bases, namespace)`` (the builtin, not rebound; ``builtins.type``):
+        Python's class statement as a call."""
+        func = node.func
+        builtin = isinstance(func, ast.Name) and func.id == "type" \
+            and self._bound_node("type") is None \
+            or isinstance(func, ast.Attribute) and func.attr == "type" \
+            and _dotted(func.value) == "builtins"
+        return builtin and len(node.args) == 3 and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+
+    def _type_class(self, variable: str, node: ast.Call) -> None:
+        """``P = type("P", (CustomGraphPass,), {"__call__": f, ...})`` defines a class as the
+        class statement would: recorded as one (its ``__qualname__`` is the name given, or the
+        variable's when the name is not a literal), so its ancestry is resolved like any other.
+        A namespace that is not a dict literal may hold any method: the class counts as
+        defining ``__call__`` (fail closed)."""
+        name_node, bases_node, namespace = node.args
+        qualname = _string(name_node) or variable
+        if not qualname.isidentifier():
+            qualname = variable
+        bases = [self.expr(b) for b in bases_node.elts] \
+            if isinstance(bases_node, (ast.Tuple, ast.List)) else [["?", "*"]]
+        if isinstance(namespace, ast.Dict):
+            methods = [k for k in map(_string, namespace.keys) if k]
+            methods += ["__call__"] if None in namespace.keys else []  # {**other}
+        else:
+            methods = ["__call__"]
+        line, col = node.lineno, self._col(node)
+        self.summary["classes"].setdefault(qualname, {
+            "line": line, "col": col, "bases": bases, "methods": methods, "abstract": [],
+            "attrs": {}, "decorators": [], "scope": self.scope, "built_by": "type(...)",
+        })
+        self._bind(variable, ["class", qualname])
+
+    def _bound_node(self, name: str) -> ast.expr | None:
+        """What a plain name was last bound to, in this function or at module level."""
+        for scope in dict.fromkeys((self.scope, "")):
+            bound = self.ast_binds.get((scope, name))
+            if bound is not None:
+                return bound
+        return None
+
+    def _store_callee(self, func: ast.expr, depth: int = 0) -> list[ast.expr] | None:
+        """The arguments bound in front of a call's own when the callee *is* Python's
+        ``setattr`` (the builtin not rebound, ``builtins.setattr``, ``object.__setattr__``, a
+        name bound to one of those, ``m.__setattr__`` (binds ``m``), ``partial(<one of
+        those>, m, ...)``); None when it is anything else."""
+        if depth > 8:
+            return None
+        if isinstance(func, ast.Name):
+            bound = self._bound_node(func.id)
+            if bound is not None:
+                return self._store_callee(bound, depth + 1)
+            return [] if func.id == "setattr" else None
+        if isinstance(func, ast.Attribute):
+            if func.attr == "setattr" and _dotted(func.value) == "builtins":
+                return []
+            if func.attr == "__setattr__" and depth:  # an alias of a bound or unbound __setattr__
+                return [] if _dotted(func.value) in ("object", "type") else [func.value]
+            return None
+        if isinstance(func, ast.Call) and _last(func.func) == "partial" and func.args:
+            inner = self._store_callee(func.args[0], depth + 1)
+            return None if inner is None else inner + list(func.args[1:])
+        return None
+
+    def _expand_starred(self, args: list[ast.expr]) -> list[ast.expr] | None:
+        """Arguments with ``*t`` replaced by the elements of the tuple or list ``t`` is bound
+        to here; None when one cannot be expanded."""
+        out: list[ast.expr] = []
+        for argument in args:
+            if not isinstance(argument, ast.Starred):
+                out.append(argument)
+                continue
+            value = argument.value
+            if isinstance(value, ast.Name):
+                value = self._bound_node(value.id) or value
+            if not isinstance(value, (ast.Tuple, ast.List)) \
+                    or any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            out.extend(value.elts)
+        return out
+
+    def _setattr_call(self, node: ast.Call, bound: list[ast.expr]) -> None:
+        args = self._expand_starred(bound + list(node.args))
+        form = "setattr(...)" if isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+            else f"setattr(...) through {_dotted(node.func) or 'a call'}"
+        if args is None or len(args) < 3:
+            # setattr(*args) whose arguments cannot be read here: a store into whatever the
+            # receiver is under whatever key. Reported (LG006) when the receiver is a name the
+            # index resolves to a config module, or else when this file imports one.
+            given = bound + list(node.args)
+            if given and not isinstance(given[0], ast.Starred) \
+                    and isinstance(given[0], (ast.Name, ast.Attribute)):
+                self._dynamic(given[0], node, ["?", "*args"], None, form)
+            else:
+                sink = self._imported_config()
+                if sink:
+                    self._dynamic(None, node, ["?", "*args"], None, form, sink=sink)
+            return
+        receiver, key, value = args[0], args[1], args[2]
+        text = self._key_string(key)
+        if text in self.hook_keys:
+            self._hook(text, value, form)
+        elif text is not None and self.outside_torch:
+            self._monkeypatch(receiver, text, value, node)
+        elif text is None:
+            self._dynamic(receiver, key, self._key_expr(key), value, form)
+
+    def _imported_config(self) -> str:
+        """The config module this file imports (``import torch._inductor.config as c``), if
+        any: where an unreadable ``setattr(*args)`` may store."""
+        imported = sorted({target.replace(":", ".") for target in self.summary["imports"].values()
+                           if target.replace(":", ".") in self.vocab.config_modules})
+        return imported[0] if imported else ""
+
     def _options(self, node: ast.Call) -> None:
         """``torch.compile(fn, options={KEY: p})``: torch applies ``options`` to Inductor's
         config, so a key that is not a literal (a constant of a module outside the linted
@@ -1101,11 +1322,23 @@ class _Extractor(ast.NodeVisitor):
             if keyword in self.hook_keys:  # config.patch(key=p), dict(key=p), any call
                 self._hook(keyword, value, f"{name or 'call'}({keyword}=...)")
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        if name in ("patch", "setattr", "__setattr__"):
-            # config.patch("key", p) / setattr(config, "key", p) / config.patch(**overrides)
+        bound = self._store_callee(func) if not (
+            isinstance(func, ast.Attribute) and func.attr == "__setattr__") else None
+        if bound is not None:
+            # setattr(m, k, v), and setattr by what the callee is: an alias (s = setattr), a
+            # partial(setattr, m, ...), builtins.setattr, object.__setattr__; starred arguments
+            # bound to a tuple are expanded
+            self._setattr_call(node, bound)
+        elif name in ("patch", "__setattr__"):
+            # config.patch("key", p) / config.patch(**overrides) / m.__setattr__(k, v)
             self._store_call(node, name)
         if "options" in keywords and self.outside_torch:
             self._options(node)
+        if self.outside_torch and isinstance(func, ast.Name) and func.id in ("exec", "eval") \
+                and self._bound_node(func.id) is None and len(node.args) >= 2:
+            owner = _namespace_owner(node.args[1])  # exec(src, partitioners.__dict__)
+            if owner is not None:
+                self._monkeypatch(owner, "", node, node)
         if isinstance(func, ast.Attribute) and name in ("append", "extend", "insert", "update") \
                 and _last(func.value) in self.hook_keys and positional:
             # config.reorder_for_compute_comm_overlap_passes.append(p)

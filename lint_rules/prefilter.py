@@ -256,6 +256,7 @@ class Prefilter:
                 or (scan.holds((b"__call__",)) and not is_torch_module(module)
                     and (self.graph_words is None or scan.holds(self.graph_words)))
                 or (not is_torch_module(module) and self._outside_torch_seed(scan))
+                or (not is_torch_module(module) and self._may_monkeypatch(scan))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
 
@@ -268,6 +269,14 @@ class Prefilter:
                 and (not scan.plain or self.graph_annotation.search(data) is not None):
             return True
         return b"options" in data and _OPTIONS_DICT.search(data) is not None
+
+    def _may_monkeypatch(self, scan: Scan) -> bool:
+        """The index's own test (Vocabulary.may_monkeypatch): an assignment to an attribute
+        of a name imported from torch, outside torch."""
+        if b"torch" not in scan.data or b"import" not in scan.data:
+            return False
+        text = _decoded(scan.data)
+        return text is None or self.plan.vocab.may_monkeypatch(text)
 
     def _may_store_dynamically(self, module: str, scan: Scan) -> bool:
         """The index's own test (Vocabulary.may_store_dynamically) on the file's text, so the

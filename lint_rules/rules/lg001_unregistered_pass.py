@@ -213,6 +213,8 @@ class _Check:
                     self._registration(module, site)
                 elif site["t"] == "dyn":
                     self._store(module, site)
+                elif site["t"] == "patch":
+                    self._patch(module, site)
         self._graph_functions()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
@@ -355,6 +357,8 @@ class _Check:
             name = index.identity(module, qualname, _registered_as(klass))
             self.classes.add(name)
             form = f"class deriving from {_short(base)}"
+            if klass.get("built_by"):  # P = type("P", (CustomGraphPass,), {...})
+                form += f", built by {klass['built_by']}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
                         guess_stage(real_module(module), qualname))
 
@@ -646,6 +650,50 @@ class _Check:
                     extra = f"; its base '{unresolved[0]}' cannot be resolved"
             self._found(module, line, col, name, form + extra, kind, stage)
 
+    def _patch(self, module: str, site: dict) -> None:
+        """Outside torch, ``post_grad.post_grad_passes = mine`` / ``Loops.f = g`` /
+        ``setattr(partitioners, "solve_min_cut", f)``: code of torch's compile pipeline (a module
+        or class of a package the registry's bases, roots and hooks live in) replaced at run
+        time. What replaces it runs wherever torch called the original, and no hook or registry
+        entry sees it: a pass until a person registers it. Data (a number, a string, None) is
+        not code; a config module's keys are LG002's."""
+        index = self.index
+        scope, klass = site["scope"], site["class"]
+        if site["value"][0] in ("c", "s", "none"):
+            return
+        # the owner by the import that binds its first name (torch's modules are not read)
+        head, _, rest = site["owner"].partition(".")
+        imported = (index.modules[module].get("imports") or {}).get(head, "").replace(":", ".")
+        target = ".".join(filter(None, (imported, rest)))
+        if not is_torch_module(target) or any(target == c or target.startswith(c + ".")
+                                              for c in index.vocab.config_modules) \
+                or not any(target == p or target.startswith(p + ".")
+                           for p in index.vocab.pipeline_packages):
+            return
+        where = f"{target}.{site['attr']}"
+        form = (f"replaces {where} at run time, a monkeypatch of torch's compile pipeline that"
+                " no hook sees")
+        if not site["attr"]:  # exec(source, module.__dict__)
+            where = site["scope"] or "<module>"
+            form = (f"executes code into the namespace of {target} at run time (exec), redefining"
+                    " torch's compile pipeline where no hook sees it")
+        stage = guess_stage(target, site["attr"])
+        for value in index.values(module, scope, site["value"], klass) or [Unresolved("?")]:
+            line, col = site["line"], site["col"]
+            if isinstance(value, Unresolved):
+                why = f"; the value '{value.text}' cannot be resolved statically, register what" \
+                    " flows in" if site["attr"] else ""
+                self._found(module, line, col, qualified_name(real_module(module), where),
+                            form + why, "function", stage)
+                continue
+            if value[0] in ("str", "glob"):
+                continue
+            name = index.ref_identity(value)
+            if name is None:
+                name = qualified_name(real_module(module), where)
+            kind = "class" if value[0] in ("class", "instance") else "function"
+            self._found(module, line, col, name, form, kind, stage)
+
     def _store(self, module: str, site: dict) -> None:
         """``setattr(config, key, p)`` and the like, the key not a literal: where the index
         resolves the key (a loop over a constant tuple, another module's constant, an f-string
@@ -748,3 +796,4 @@ def _owner(site: dict) -> str:
 
 
 __all__ = ["UnregisteredPass", "text_of"]
+
