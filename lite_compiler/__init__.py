@@ -8,9 +8,12 @@ passes the lite-guard registry allows may run; anything else raises ``LitePassVi
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from lite_compiler.gc_deferral import full_collections_deferred
+from lite_compiler.annotate import LiteRegionNotCompiled, region, region_fn
+from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
+from lite_compiler.module_regions import ModuleRegions, RegionRule, module_regions, regions_of
 
 __all__ = [
     "Ledger", "LedgerEntry", "LiteCompilerError", "LiteConfigError", "LitePassViolation",
@@ -19,6 +22,25 @@ __all__ = [
     "LiteRegionNotCompiled", "ModuleRegions", "RegionRule", "module_regions", "region_fn",
     "regions_of",
 ]
+
+# The errors subclass Dynamo's ShortenTraceback (Dynamo lets it through unwrapped), so their module
+# imports torch._dynamo: they are imported at first use (PEP 562), not by `import lite_compiler`.
+# Dynamo is imported anyway by the first torch.compile, aot_eager's included, or earlier by a model
+# library (transformers imports it); `import lite_compiler` costs only the package's own modules.
+_ERRORS = ("LiteCompilerError", "LiteConfigError", "LitePassViolation", "LiteRegionConfigError",
+           "LiteSettingOverridden")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ERRORS:
+        value = getattr(importlib.import_module("lite_compiler.errors"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'lite_compiler' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ERRORS})
 
 
 def lite_backend(gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
@@ -42,33 +64,19 @@ def guard_active() -> bool:
 
 
 def _install() -> None:
-    """Check torch and the registry once, at import, so an unsupported torch (or one whose config
-    lacks a key the registry forces) is one clear error here rather than at the first compile.
+    """Check torch's version and the registry once, at import, and route ``mode="lite"``.
 
-    Lazy Inductor: nothing here imports an Inductor module that ``import torch._dynamo`` (which
-    every torch.compile imports, and our errors subclass) has not already imported. The guard's
-    hooks are checked at each compile instead (guard sessions), before any pass can run; a hook
-    in a module Inductor imports later (compile_fx, fx_passes: regions only) is patched and
-    checked when that module is imported (lite_compiler.hooks)."""
-    from lite_compiler.config import derive_configs, registry
+    Lazy Inductor, lazy Dynamo: nothing here imports torch._dynamo or torch._inductor. Reading
+    and validating the registry and deriving its lite config for this torch are the registry's
+    own work (lite_guard); that every config key the registry forces exists in torch's
+    Inductor/functorch config, and has its type, is checked at each lite ``torch.compile`` call
+    (lite_compiler.mode) and again at each compile, where those modules are imported anyway.
+    The guard's hooks are checked at each compile (guard sessions) before any pass can run."""
+    from lite_compiler.config import check_torch_and_registry, registry
     from lite_compiler.mode import install_lite_mode
 
-    derive_configs(registry())
+    check_torch_and_registry(registry())
     install_lite_mode()
 
 
-# Importing lite_compiler imports torch._dynamo (our errors subclass its exceptions) and checks
-# the registry: full garbage collections wait until that is done (lite_compiler.gc_deferral).
-with full_collections_deferred():
-    from lite_compiler.annotate import LiteRegionNotCompiled, region, region_fn
-    from lite_compiler.errors import (
-        LiteCompilerError,
-        LiteConfigError,
-        LitePassViolation,
-        LiteRegionConfigError,
-        LiteSettingOverridden,
-    )
-    from lite_compiler.ledger import Ledger, LedgerEntry, all_ledgers, clear_ledgers, last_ledger
-    from lite_compiler.module_regions import ModuleRegions, RegionRule, module_regions, regions_of
-
-    _install()
+_install()

@@ -6,7 +6,6 @@ import os
 import stat
 from typing import Any
 
-from lite_compiler.errors import LiteConfigError
 from lite_guard import SUPPORTED_TORCH_MINORS, SUPPORTED_TORCH_TEXT
 
 SUPPORTED = SUPPORTED_TORCH_MINORS  # inclusive range of torch minor releases (one home: lite_guard)
@@ -19,12 +18,20 @@ def torch_release() -> tuple[int, int]:
     return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
 
 
+def _config_error(message: str) -> Exception:
+    # lite_compiler.errors imports torch._dynamo (its classes subclass Dynamo's): only when raising,
+    # so `import lite_compiler` stays free of Dynamo.
+    from lite_compiler.errors import LiteConfigError
+
+    return LiteConfigError(message)
+
+
 def check_torch_supported() -> None:
     import torch
 
     low, high = SUPPORTED
     if not low <= torch_release() <= high:
-        raise LiteConfigError(
+        raise _config_error(
             f"lite_compiler supports torch {low[0]}.{low[1]} to {high[0]}.{high[1]}, but torch"
             f" {torch.__version__} is installed; install a supported torch or use backend='aot_eager'")
 
@@ -69,6 +76,17 @@ def _content_key(path: Any) -> tuple:
     return (str(path), data)
 
 
+def check_torch_and_registry(reg: Any) -> None:
+    """What ``import lite_compiler`` checks: a supported torch, and a registry whose lite config
+    derives for it (version ranges resolved). Imports neither torch._dynamo nor torch._inductor:
+    whether torch's config has every forced key, and its type, is derive_configs' check."""
+    import torch
+
+    check_torch_supported()
+    for module in ("inductor", "functorch"):
+        reg.derive_lite_config(module=module, torch_version=torch.__version__)
+
+
 def derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """(inductor patch, functorch patch); every key must exist in the installed torch.
 
@@ -100,7 +118,7 @@ def _derive_configs(reg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         known = module.get_config_copy()
         missing = sorted(key for key in patch if key not in known)
         if missing:
-            raise LiteConfigError(
+            raise _config_error(
                 f"torch {torch.__version__} has no {module_name} key(s) {', '.join(missing)}, which"
                 f" the lite-guard registry needs; install a supported torch ({SUPPORTED_TORCH_TEXT}) or mark the"
                 " config entry with a torch = \"...\" range in the registry")
@@ -122,7 +140,7 @@ def _check_lite_value_types(reg: Any, module_name: str, module: Any, patch: dict
             short = "functorch" if "functorch" in module_name else "inductor"
             entry = reg.get_config(key, short)
             where = f"{entry.origin}:{entry.line}: " if entry is not None else ""
-            raise LiteConfigError(
+            raise _config_error(
                 f"{where}lite_value = {value!r} for {module_name}.{key}, which torch types as"
                 f" {type_name(value_type)}; write a {type_name(value_type)} value in the registry")
     held = _TYPES_CHECKED.setdefault(id(reg), (reg, set()))

@@ -1,7 +1,8 @@
 """Full garbage collections wait while lite mode imports torch's compiler stack or compiles.
 
-The windows: ``import lite_compiler`` (it imports torch._dynamo) and every thread's outermost
-guard session (lite_compiler.session: Dynamo's graph handed over, AOTAutograd's trace and
+The windows: a lite ``torch.compile(...)`` call (it imports our backend and, unless a model
+library already did, torch._dynamo; ``import lite_compiler`` itself imports neither) and every
+thread's outermost guard session (lite_compiler.session: Dynamo's graph handed over, AOTAutograd's trace and
 partition, the forward and backward compiles, the guard's first hook install and its imports).
 
 Why: a first ``torch.compile`` grows the process from ~100k to ~380k objects the cyclic

@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from lite_compiler.gc_deferral import full_collections_deferred
+
 
 def install_lite_mode() -> None:
     import torch
-
-    from lite_compiler.backend import lite_backend
 
     if getattr(torch.compile, "__lite_mode__", False):
         return
@@ -34,9 +34,20 @@ def install_lite_mode() -> None:
                 # Only lite's own options (lite_compiler.options); Inductor configs go on regions.
                 # Checked here so a typo fails at torch.compile, not at the first call.
                 parse_options(kwargs.get("options"))
-            kwargs = {**kwargs, "mode": None, "backend": lite_backend}
+            kwargs = {**kwargs, "mode": None}
             if not kwargs.get("options"):
                 kwargs.pop("options", None)
+            # The compiler stack comes in here, not at `import lite_compiler`: our backend (and
+            # with it torch._dynamo, when no model library imported it yet). Full collections wait
+            # meanwhile, as in every lite compile (lite_compiler.gc_deferral).
+            with full_collections_deferred():
+                from lite_compiler.backend import lite_backend
+                from lite_compiler.config import derive_configs, registry
+
+                # Every config key the registry forces exists in this torch, with its type: one
+                # clear error at torch.compile rather than at the first call (cached per registry).
+                derive_configs(registry())
+                return original(model, *args, **{**kwargs, "backend": lite_backend})
         return original(model, *args, **kwargs)
 
     compile.__lite_mode__ = True  # type: ignore[attr-defined]

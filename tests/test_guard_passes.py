@@ -204,15 +204,17 @@ def test_unsupported_torch_version_is_one_clear_error(monkeypatch):
         check_torch_supported()
 
 
-def test_import_checks_torch_and_registry_keys_with_one_line(tmp_path):
-    """A registry forcing a key this torch lacks fails at `import lite_compiler`, in one line."""
+def test_lite_torch_compile_checks_registry_keys_with_one_line(tmp_path):
+    """A registry forcing a key this torch lacks fails at the lite `torch.compile` call, in one
+    line (`import lite_compiler` imports no Inductor config to check it against: lazy import)."""
     import subprocess
     import sys
 
     bad = tmp_path / "bad.toml"
     bad.write_text('[[config]]\nkey = "no_such_inductor_key"\nlite_value = false\n')
     env = {**__import__("os").environ, "LITE_GUARD_REGISTRIES": str(bad)}
-    result = subprocess.run([sys.executable, "-c", "import lite_compiler"], capture_output=True,
+    script = "import torch, lite_compiler\ntorch.compile(lambda x: x, backend='lite')"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True,
                             text=True, env=env, timeout=300, cwd=tmp_path)
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]

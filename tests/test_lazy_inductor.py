@@ -1,6 +1,7 @@
-"""Lazy Inductor: importing lite_compiler and compiling without regions load no more of
-torch._inductor than aot_eager does; a region compile imports Inductor's compiler then, and the
-guard's hooks in the modules it brings in are patched on import, exactly as if imported before.
+"""Lazy Inductor: importing lite_compiler loads no Dynamo and no Inductor; compiling without
+regions loads no more of torch._inductor than aot_eager does; a region compile imports
+Inductor's compiler then, and the guard's hooks in the modules it brings in are patched on
+import, exactly as if imported before.
 
 Each case runs in a fresh interpreter, so sys.modules is the measurement.
 """
@@ -35,19 +36,45 @@ def _run(body: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_import_loads_only_what_torch_dynamo_loads_and_no_compiler():
+def test_import_loads_neither_dynamo_nor_inductor_nor_triton():
+    """`import lite_compiler` costs only the package's own modules: Dynamo (and the 17 Inductor
+    modules and, where installed, Triton, that its import brings) comes with the first
+    torch.compile, as for aot_eager, or earlier with a model library that imports it."""
     ours = _run("""
         import lite_compiler
-        print(json.dumps({"modules": inductor_modules()}))
+        print(json.dumps({"modules": inductor_modules(), "dynamo": "torch._dynamo" in sys.modules,
+                          "triton": sorted(m for m in sys.modules if m.split(".")[0] == "triton"),
+                          "cuda": torch.cuda.is_initialized(),
+                          "routed": getattr(torch.compile, "__lite_mode__", False)}))
     """)
-    dynamo = _run("""
-        import torch._dynamo
-        print(json.dumps({"modules": inductor_modules()}))
+    assert ours == {"modules": [], "dynamo": False, "triton": [], "cuda": False, "routed": True}
+
+
+def test_errors_come_with_dynamo_at_first_use_and_pass_through_it():
+    seen = _run("""
+        import lite_compiler
+        before = "torch._dynamo" in sys.modules
+        error = lite_compiler.LitePassViolation
+        from torch._dynamo.exc import ShortenTraceback
+        from lite_compiler import LiteConfigError
+        print(json.dumps({"before": before, "after": "torch._dynamo" in sys.modules,
+                          "passthrough": issubclass(error, ShortenTraceback)
+                                         and issubclass(LiteConfigError, ShortenTraceback),
+                          "listed": "LitePassViolation" in dir(lite_compiler)}))
     """)
-    # lite_compiler's errors subclass Dynamo's, so torch._dynamo (which every torch.compile
-    # imports, with the Inductor config it reads) comes in; nothing else of Inductor does.
-    assert set(ours["modules"]) <= set(dynamo["modules"])
-    assert "torch._inductor.compile_fx" not in ours["modules"]
+    assert seen == {"before": False, "after": True, "passthrough": True, "listed": True}
+
+
+def test_module_regions_stays_the_function_when_its_module_is_imported_by_name():
+    seen = _run("""
+        import lite_compiler.module_regions
+        from lite_compiler.module_regions import RegionRule
+        import lite_compiler
+        print(json.dumps({"function": callable(lite_compiler.module_regions)
+                                      and not isinstance(lite_compiler.module_regions, type(sys)),
+                          "dynamo": "torch._dynamo" in sys.modules}))
+    """)
+    assert seen == {"function": True, "dynamo": False}
 
 
 def test_compile_without_regions_loads_no_more_inductor_than_aot_eager():
