@@ -69,7 +69,7 @@ def _own_time_wrappers() -> list[float]:
                                         "check_torch_code")),
                           (custom_passes, ("refuse_disallowed",)),
                           (regions, ("check_inductor_classes", "check_torch_code")),
-                          (decomposition, ("check_region_code",)),
+                          (decomposition, ("check_region_decomposition",)),
                           (region_config, ("check_region_code",))):
         for name in names:
             if hasattr(module, name):  # an older tree (render a run of another commit)

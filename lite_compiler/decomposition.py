@@ -15,7 +15,7 @@ from typing import Any
 
 from lite_compiler.annotate import annotation_of
 from lite_compiler.guard import timed
-from lite_compiler.provenance import check_region_code
+from lite_compiler.provenance import check_region_decomposition
 
 
 def current_annotation() -> Any:
@@ -61,13 +61,13 @@ def _forward_annotation(seq_nr: Any) -> Any:
     return _INDEX.lookup(mode.tracer.graph, seq_nr)
 
 
-def _selective(decomposition: Callable[..., Any]) -> Callable[..., Any]:
+def _selective(op: Any, decomposition: Callable[..., Any]) -> Callable[..., Any]:
     def decompose_if_annotated(*args: Any, **kwargs: Any) -> Any:
         if current_annotation() is None:
             return NotImplemented
-        # An entry edited into Inductor's table runs as itself: registered, or refused.
-        check_region_code(decomposition, "aot", "it is a decomposition in Inductor's table (an"
-                          " edit of torch's); register it under this name, or remove it for lite compiles")
+        # An entry edited into Inductor's table runs as itself: registered, or refused; torch's
+        # decomposition of another op moved under this one too (lite_compiler.provenance).
+        check_region_decomposition(op, decomposition)
         return decomposition(*args, **kwargs)
 
     decompose_if_annotated.__wrapped__ = decomposition  # type: ignore[attr-defined]
@@ -116,5 +116,5 @@ _WRAPPERS: dict[Any, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 def _wrapper_of(op: Any, decomposition: Callable[..., Any]) -> Callable[..., Any]:
     held = _WRAPPERS.get(op)
     if held is None or held[0] is not decomposition:
-        held = _WRAPPERS[op] = (decomposition, _selective(decomposition))
+        held = _WRAPPERS[op] = (decomposition, _selective(op, decomposition))
     return held[1]

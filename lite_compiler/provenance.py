@@ -467,3 +467,61 @@ def lowering_moved(op: Any, lowering: Any) -> tuple[Any, ...] | None:
     if not isinstance(ops, (list, tuple)) or op in ops:
         return None
     return tuple(ops)
+
+
+# ---- decompositions: torch's code under the op torch registered it for --------------------------
+
+def check_region_decomposition(op: Any, decomposition: Any) -> None:
+    """A decomposition about to run on ``op`` inside a region: foreign code runs as itself
+    (registered, or refused); torch's decomposition of other ops moved under ``op``
+    (``decompositions[aten.hardsigmoid] = decompositions[aten.hardswish]``) computes those ops
+    and runs as ``torch._inductor.decomposition:decompositions[<op>]``."""
+    check_region_code(decomposition, "aot", "it is a decomposition in Inductor's table (an edit of"
+                      " torch's); register it under this name, or remove it for lite compiles")
+    moved = decomposition_moved(op, decomposition)
+    if moved is None:
+        return
+    from lite_compiler import guard
+
+    names = ", ".join(list(dict.fromkeys(str(o) for o in moved))[:3]) + (", ..." if len(moved) > 3 else "")
+    judged_in_region(lambda: guard.check(
+        f"torch._inductor.decomposition:decompositions[{op}]", "aot", "function",
+        where=(f"the decomposition of {op} in Inductor's table is torch's decomposition of {names},"
+               f" moved under {op} (it computes those ops); remove the remap for lite compiles")))
+
+
+def decomposition_moved(op: Any, decomposition: Any) -> tuple[Any, ...] | None:
+    """The ops torch registered ``decomposition`` for, if ``op`` is not among them; None when it
+    is, or when torch keeps no record of it. Torch's records: the kernel bound into a
+    CompositeImplicitAutograd decomposition (``functools.partial(..., kernel=op)``), torch._decomp's
+    global tables (``register_decomposition``) and the op's own Python kernels (``py_impl``).
+    Decompositions Inductor registers straight into its own table keep no record: not judged."""
+    if isinstance(decomposition, functools.partial) and "kernel" in (decomposition.keywords or {}):
+        kernel = decomposition.keywords["kernel"]
+        return None if kernel is op else (kernel,)
+    from torch._decomp import global_decomposition_table
+
+    tables = global_decomposition_table.values()
+    if any(table.get(op) is decomposition for table in tables):
+        return None
+    if any(kernel is decomposition for kernel in getattr(op, "py_kernels", {}).values()):
+        return None
+    return _registered_ops(tables).get(id(decomposition))
+
+
+def _registered_ops(tables: Any) -> dict[int, tuple[Any, ...]]:
+    """id(decomposition) -> the ops torch._decomp's tables hold it under (rebuilt when a table's
+    size changes; the functions are held by the tables themselves)."""
+    tables = list(tables)
+    sizes = tuple(len(t) for t in tables)
+    if _REGISTERED.get("sizes") != sizes:
+        found: dict[int, list[Any]] = {}
+        for table in tables:
+            for registered_op, fn in list(table.items()):
+                found.setdefault(id(fn), []).append(registered_op)
+        _REGISTERED.clear()
+        _REGISTERED.update(sizes=sizes, ops={k: tuple(v) for k, v in found.items()})
+    return _REGISTERED["ops"]
+
+
+_REGISTERED: dict[str, Any] = {}

@@ -1075,3 +1075,33 @@ def test_pattern_registered_into_joint_graph_patterns_never_runs_in_lite():
     finally:
         joint_graph.patterns.patterns.clear()
         joint_graph.patterns.patterns.update(saved)
+
+
+def test_torch_decomposition_moved_under_another_op_is_refused(monkeypatch):
+    """decompositions[aten.hardsigmoid] = decompositions[aten.hardswish]: torch's own code,
+    registered by torch for hardswish; in a region it would compute hardswish."""
+    import torch.nn.functional as F
+    from torch._inductor import decomposition
+
+    table = decomposition.decompositions
+    monkeypatch.setitem(table, aten.hardsigmoid.default, table[aten.hardswish.default])
+
+    def fn(x):
+        with lite_compiler.region(id="r"):
+            return F.hardsigmoid(x) * 2
+
+    violation = refused(fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.decomposition:decompositions[aten.hardsigmoid.default]"
+    assert "is torch's decomposition of aten.hardswish.default" in violation.reason
+
+
+def test_torch_own_decomposition_table_has_no_moved_entry():
+    import torch._inductor.compile_fx  # noqa: F401
+    from torch._inductor.decomposition import select_decomp_table
+
+    from lite_compiler.provenance import decomposition_moved
+
+    table = select_decomp_table()
+    assert [op for op, fn in table.items() if decomposition_moved(op, fn)] == []
+    # Torch keeps a record for most of the table: it is checked, not skipped.
+    assert sum(decomposition_moved(aten.cos.default, fn) is not None for fn in table.values()) > 0.8 * len(table)
