@@ -97,6 +97,36 @@ def _nll_loss_backward(grad_output: torch.Tensor, self: torch.Tensor, target: to
     return torch.where(hit, value, torch.zeros((), dtype=self.dtype, device=self.device))
 
 
+def _neg(self: torch.Tensor) -> Any:
+    """ATen's ``-a``: for float32/float64 ``neg.f32`` (a sign flip: -0.0 of +0.0); for bf16 and
+    fp16 ``-float(a)`` converted back (c10's operator-), here ``float(a) * -1.0`` converted back.
+    Triton's unary minus is ``0 - x``, which makes +0.0 of +0.0. Other dtypes: Inductor's own."""
+    if self.dtype in _SIGN_BIT:
+        return _negate(self)
+    if self.dtype in (torch.bfloat16, torch.float16):
+        return (self.to(torch.float32) * -1.0).to(self.dtype)
+    return NotImplemented
+
+
+# ATen's CUDA arithmetic writes this NaN for any NaN it computes (measured on the H200: fp32
+# mul(x, 1.0) gave 0x7fffffff, bf16 0x7fff), where a compiler folds x * 1.0 into x.
+_CANONICAL_NAN = {torch.float32: (torch.int32, 0x7FFFFFFF), torch.bfloat16: (torch.int16, 0x7FFF),
+                  torch.float16: (torch.int16, 0x7FFF)}
+
+
+def _mul(self: Any, other: Any) -> Any:
+    """``x * 1`` as ATen's CUDA kernel computes it at run time: ``x`` itself (no flush of
+    subnormals), a NaN made canonical. LLVM folds ``x * 1.0`` into ``x`` and keeps the NaN's
+    payload, so the product is spelled out: ``where(x != x, canonical NaN, x)``. Any other
+    multiply: Inductor's own."""
+    if not (isinstance(self, torch.Tensor) and isinstance(other, (int, float))
+            and not isinstance(other, bool) and other == 1 and self.dtype in _CANONICAL_NAN):
+        return NotImplemented
+    ints, nan = _CANONICAL_NAN[self.dtype]
+    canonical = torch.full((), nan, dtype=ints, device=self.device).view(self.dtype)
+    return torch.where(self != self, canonical, self)
+
+
 def _log_softmax_backward(fma: bool) -> Callable[..., Any]:
     def decomposition(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
                       input_dtype: torch.dtype) -> torch.Tensor:
@@ -113,7 +143,8 @@ def _log_softmax_backward(fma: bool) -> Callable[..., Any]:
 FAITHFUL: dict[str, dict[Any, Callable[..., Any]]] = {
     "cuda": {aten.silu_backward.default: _silu_backward, aten.relu.default: _relu,
              aten.nll_loss_backward.default: _nll_loss_backward,
-             aten._log_softmax_backward_data.default: _log_softmax_backward(fma=True)},
+             aten._log_softmax_backward_data.default: _log_softmax_backward(fma=True),
+             aten.neg.default: _neg, aten.mul.Tensor: _mul},
     "cpu": {aten.nll_loss_backward.default: _nll_loss_backward,
             aten._log_softmax_backward_data.default: _log_softmax_backward(fma=False)},
 }

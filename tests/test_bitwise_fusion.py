@@ -726,3 +726,55 @@ def test_gpu_llama_loss_tail_fuses_bitwise():
     fused = _ledger_ops(rows)
     assert "aten.nll_loss_backward.default" in fused and "aten._log_softmax_backward_data.default" in fused, \
         [f"{e.stage} {e.allowed} {e.name}: {e.reason}" for e in rows]
+
+
+def test_cuda_groups_decompose_neg_and_mul_by_one_as_atens_kernels_compute():
+    """In a CUDA group, neg is a sign flip (fp32) or float(x) * -1.0 converted back (bf16), never
+    Triton's 0 - x; x * 1 is where(x != x, canonical NaN, x), never folded to x; any other
+    multiply is Inductor's own. (The GPU enumeration judges them; here: structure and values.)"""
+    from torch._inductor.decomposition import select_decomp_table
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from lite_compiler.faithful_decompositions import FAITHFUL, decomposition_table
+
+    aten = torch.ops.aten
+    table = decomposition_table(select_decomp_table(), {"cuda"})
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        # (the multiplies left: x * 2.0, and in bf16 also the neg's float(x) * -1.0)
+        for dtype, neg_ops, muls in ((torch.float32, {"aten.bitwise_xor.Scalar"}, 1),
+                                     (torch.bfloat16, {"prims.convert_element_type.default"}, 2)):
+            x = torch.empty(4, 8, device="cuda", dtype=dtype)
+            gm = make_fx(lambda x: (aten.neg(x), aten.mul(x, 1.0), aten.mul(x, 2.0)),
+                         decomposition_table=table)(x)
+            ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+            assert "aten.neg.default" not in ops and neg_ops <= set(ops)
+            assert "aten.where.self" in ops and ops.count("aten.mul.Tensor") == muls
+    x = torch.cat([torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 1e-40, -1e-40]), torch.randn(500)])
+    for dtype in (torch.float32, torch.bfloat16):
+        y = x.to(dtype)
+        for op, want in ((aten.neg.default, -y), (aten.mul.Tensor, y * 1.0)):
+            got = FAITHFUL["cuda"][op](y) if op is aten.neg.default else FAITHFUL["cuda"][op](y, 1.0)
+            assert torch.equal(got.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+                               want.view(torch.int16 if dtype == torch.bfloat16 else torch.int32))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gpu_rotary_neg_and_mul_by_one_are_judged_on_every_bit_pattern(dtype):
+    """HF Llama's rotate_half (neg, cat) and attention_scaling (x * 1.0): whatever this GPU
+    decides for their faithful decompositions, the result is bitwise and the verdict exhaustive."""
+    def f(x, cos):
+        x1, x2 = x[..., :16], x[..., 16:]
+        return x * (cos * 1.0) + torch.cat((-x2, x1), dim=-1) * cos
+
+    def make(step):
+        gen = torch.Generator(device="cuda").manual_seed(step)
+        return (torch.randn(2, 4, 64, 32, device="cuda", generator=gen, dtype=dtype).requires_grad_(),
+                torch.randn(64, 32, device="cuda", generator=gen, dtype=dtype))
+
+    _compare(f, make, steps=2)
+    rows = [e for e in _fusion_rows() if e.stage == "fusion" and "aten.neg.default" in e.name]
+    print(*(f"{e.allowed} {e.name}: {e.reason}" for e in _fusion_rows() if e.stage == "fusion"), sep="\n")
+    assert rows and ("exhaustive over all" in rows[0].reason or not rows[0].allowed)
