@@ -192,6 +192,10 @@ class EffectState:
         # GraphLowering.run calls seen (probe): a region compile that adds none was lowered
         # somewhere the guard cannot see (another process, a cache). Not reset between stages.
         self.lowerings_seen = 0
+        # Fingerprints of the forward and backward graphs as the partitioner returned them
+        # ("fw", "bw"; check_partition). Not reset between stages: the backward compiles later,
+        # at the first .backward(), from a copy of the graph.
+        self.partitioned: dict[str, Fingerprint] = {}
 
     def reset(self) -> None:
         """A stage is done: drop its graphs (the compiled function outlives the compile, and
@@ -392,8 +396,16 @@ def joint_before_partition(joint: Any) -> dict[str, Any] | None:
 
 def check_partition(joint_values: dict[str, Any] | None, outputs: Any) -> None:
     """The partitioner may split the joint graph, recompute its ops and merge equal ones (CSE);
-    every op of the forward and backward graphs must compute a value the joint graph computes."""
-    if joint_values is None or _state() is None:
+    every op of the forward and backward graphs must compute a value the joint graph computes.
+    The graphs it returns are remembered: what changes them before the lite compiler gets them
+    is reported (EffectState.expect)."""
+    state = _state()
+    if state is not None:
+        for kind, module in zip(("fw", "bw"), outputs):
+            graph = graph_of(module)
+            if graph is not None:
+                state.partitioned[kind] = fingerprint(graph)
+    if joint_values is None or state is None:
         return
     computed = set(joint_values.values())
     for side, module in zip(("forward", "backward"), outputs):
@@ -409,6 +421,39 @@ def check_partition(joint_values: dict[str, Any] | None, outputs: Any) -> None:
                         "computes something else than the joint graph's node of that name")
                 guard.refuse_effect("aot", f"the partitioner's {side} graph has node '{node.name}'"
                                     f" ({_target_name(node.target)}{_args_text(node)}), which {what}")
+
+
+def check_after_partition(kind: str, graph: Any) -> None:
+    """At the lite compiler's fw/bw entry: the graph is the one the partitioner returned, else
+    the change is reported (_report_after_partition)."""
+    state = _state()
+    expected = state.partitioned.pop(kind, None) if state is not None else None
+    if expected is None:
+        return
+    now = fingerprint(graph, cache=state.rows)
+    if not same(expected, now):
+        _report_after_partition(f"the lite compiler's {kind} graph", describe_change(expected, now))
+
+
+def _report_after_partition(where: str, change: str) -> None:
+    """AOTAutograd's own steps between the partitioner and the lite compiler (effect tokens,
+    saved-tensors hooks, wrappers' pre_compile) run for aot_eager too: the reference. A change
+    there is reported (ledger row and a LiteGuardReport warning), not refused: a patch placed
+    there changes aot_eager's graph the same way, and the region checks start from this graph."""
+    import warnings
+
+    from lite_compiler.errors import LiteGuardReport
+    from lite_compiler.ledger import LedgerEntry
+
+    sess = guard.current_session()
+    graph = sess.graph if sess is not None else "graph"
+    reason = (f"the graph changed between the partitioner and {where}: {change} (AOTAutograd's own"
+              " steps, which aot_eager runs too; a patch there changes aot_eager the same way):"
+              " reported, not refused")
+    if sess is not None:
+        sess.ledger.add(LedgerEntry(name="<change after partitioner>", stage="aot", graph=graph,
+                                    allowed=True, lite="unregistered", kind="effect", reason=reason))
+    warnings.warn(f"lite_compiler ({graph}): {reason}", LiteGuardReport, stacklevel=2)
 
 
 def _args_text(node: Any) -> str:

@@ -84,3 +84,8 @@ def _toml_str(text: str) -> str:
 
 class LiteSettingOverridden(UserWarning):
     """A global Inductor setting the registry keeps off in lite mode was overridden."""
+
+
+class LiteGuardReport(UserWarning):
+    """Something ran in a lite compile that the guard can see but not refuse (the reference
+    aot_eager runs it too): reported here and as a ledger row, never silently allowed."""

@@ -1105,3 +1105,39 @@ def test_torch_own_decomposition_table_has_no_moved_entry():
     assert [op for op, fn in table.items() if decomposition_moved(op, fn)] == []
     # Torch keeps a record for most of the table: it is checked, not skipped.
     assert sum(decomposition_moved(aten.cos.default, fn) is not None for fn in table.values()) > 0.8 * len(table)
+
+
+def test_change_between_the_partitioner_and_the_lite_compiler_is_reported():
+    """AOTAutograd's own steps after the partitioner (saved-tensors hooks inlining, effect tokens)
+    run for aot_eager too; a patch there changes both alike, so it is reported (ledger row and a
+    LiteGuardReport warning), never silently allowed."""
+    import torch._functorch._aot_autograd.graph_compile as graph_compile
+
+    from lite_compiler.errors import LiteGuardReport
+
+    original = graph_compile.maybe_inline_graph_saved_tensors_hooks
+
+    def inline_and_more(fw_module, bw_module, *args, **kwargs):
+        mul_to_add(fw_module.graph)
+        fw_module.recompile()
+        return original(fw_module, bw_module, *args, **kwargs)
+
+    x = torch.randn(8, requires_grad=True)
+    with pytest.MonkeyPatch.context() as patch, pytest.warns(LiteGuardReport, match="partitioner"):
+        patch.setattr(graph_compile, "maybe_inline_graph_saved_tensors_hooks", inline_and_more)
+        compile_lite(plain_fn)(x).sum().backward()
+    (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
+    assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
+    assert RAN == ["mul_to_add"]
+
+
+def test_unchanged_graphs_after_the_partitioner_report_nothing():
+    import warnings
+
+    from lite_compiler.errors import LiteGuardReport
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LiteGuardReport)
+        model, x = TwoLayer(), torch.randn(4, 16)
+        compile_lite(model)(x).backward()
+    assert not [e for e in lite_compiler.last_ledger() if e.kind == "effect"]
