@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy
 import torch
 from torch import nn
 
@@ -46,6 +47,9 @@ class Case:
     inputs: Callable[[torch.Generator], tuple[tuple, dict]]
     rules: Callable[[], list[Any]]  # RegionRule-likes for lite_compiler.module_regions
     ci: bool = False  # small enough for tests/test_real_models.py
+    # Modes it runs, and why another is not run (reported in the table, never skipped silently).
+    modes: tuple[str, ...] = MODES
+    not_run: str = ""
 
 
 def _image(batch: int = 2, size: int = 32) -> Callable[[torch.Generator], tuple[tuple, dict]]:
@@ -199,6 +203,34 @@ def _clip_inputs(g: torch.Generator) -> tuple[tuple, dict]:
                 "pixel_values": torch.randn(2, 3, 32, 32, generator=g), "return_loss": True}
 
 
+def _tv_retinanet() -> nn.Module:
+    """Object detection: torchvision's RetinaNet (FPN with P6/P7, focal loss, box regression)
+    over a ResNet (BasicBlock [1,1,1,1]) body; 64 px images; training returns the loss dict."""
+    _tv()
+    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
+    from torchvision.models.detection.retinanet import RetinaNet
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7
+
+    body = _resnet_fpn_extractor(_tv_resnet(), 5, returned_layers=[2, 3, 4],
+                                 extra_blocks=LastLevelP6P7(256, 256))
+    return RetinaNet(body, num_classes=5, min_size=64, max_size=64)
+
+
+def _detection_inputs(g: torch.Generator) -> tuple[tuple, dict]:
+    images = [torch.rand(3, 64, 64, generator=g) for _ in range(2)]
+    targets = []
+    for _ in range(2):
+        corner = torch.rand(3, 2, generator=g) * 32
+        boxes = torch.cat([corner, corner + 8 + torch.rand(3, 2, generator=g) * 24], dim=1)
+        targets.append({"boxes": boxes, "labels": torch.randint(1, 5, (3,), generator=g)})
+    return (images, targets), {}
+
+
+def _wav2vec2_inputs(g: torch.Generator) -> tuple[tuple, dict]:
+    return (), {"input_values": torch.randn(2, 400, generator=g),
+                "labels": torch.randint(1, 32, (2, 5), generator=g)}
+
+
 _DECODER = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                 use_cache=False)
@@ -325,6 +357,62 @@ CASES: dict[str, Case] = {c.name: c for c in [
                                 num_hidden_layers=1, num_attention_heads=2),
              projection_dim=16),
          _clip_inputs, _hf_rules("clip", ("CLIPMLP", "mlp"))),
+    # Added in round 6: audio CTC, detection, ALiBi, parallel attention, more MoE and vision.
+    Case("transformers Wav2Vec2 (conv feature encoder, CTC loss)", "transformers",
+         _hf("Wav2Vec2ForCTC", "Wav2Vec2Config", vocab_size=32, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+             conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, pad_token_id=0,
+             ctc_zero_infinity=True),
+         _wav2vec2_inputs, _hf_rules("wav2vec2", ("Wav2Vec2FeedForward", "ffn"))),
+    Case("torchvision RetinaNet detection (FPN, focal loss)", "torchvision", _tv_retinanet,
+         _detection_inputs, _tv_rules("torchvision.ops.feature_pyramid_network",
+                                      "FeaturePyramidNetwork", "fpn"),
+         modes=("train",),
+         not_run="infer: detection postprocessing calls torchvision::nms, whose kernel the CPU"
+                 " torch here cannot load (schemas only); on the GPU machine it runs"),
+    Case("transformers Falcon (parallel attention)", "transformers",
+         _hf("FalconForCausalLM", "FalconConfig", vocab_size=128, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=4, parallel_attn=True, alibi=False,
+             use_cache=False),
+         _tokens(), _hf_rules("falcon", ("FalconMLP", "mlp"))),
+    Case("transformers BLOOM (ALiBi)", "transformers",
+         _hf("BloomForCausalLM", "BloomConfig", vocab_size=128, hidden_size=32, n_layer=2,
+             n_head=4, use_cache=False),
+         _tokens(), _hf_rules("bloom", ("BloomMLP", "mlp"))),
+    Case("transformers OPT (learned positions)", "transformers",
+         _hf("OPTForCausalLM", "OPTConfig", vocab_size=128, hidden_size=32, num_hidden_layers=2,
+             ffn_dim=64, num_attention_heads=4, max_position_embeddings=64,
+             word_embed_proj_dim=32, use_cache=False),
+         _tokens(), _hf_rules("opt", ("OPTAttention", "attn"))),
+    Case("transformers GPT-J (interleaved rotary, parallel block)", "transformers",
+         _hf("GPTJForCausalLM", "GPTJConfig", vocab_size=128, n_positions=64, n_embd=32,
+             n_layer=2, n_head=4, rotary_dim=4, use_cache=False),
+         _tokens(), _hf_rules("gptj", ("GPTJMLP", "mlp"))),
+    Case("transformers Qwen3-MoE (qk norm, MoE)", "transformers",
+         _hf("Qwen3MoeForCausalLM", "Qwen3MoeConfig", **_DECODER, head_dim=8, num_experts=4,
+             num_experts_per_tok=2, moe_intermediate_size=32),
+         _tokens(), _hf_rules("qwen3_moe", ("Qwen3MoeRMSNorm", "norm"))),
+    Case("transformers ModernBERT (local/global attention)", "transformers",
+         _hf("ModernBertForMaskedLM", "ModernBertConfig", vocab_size=128, hidden_size=32,
+             intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+             max_position_embeddings=64, global_attn_every_n_layers=2, local_attention=8,
+             pad_token_id=0, bos_token_id=1, eos_token_id=2, sep_token_id=2, cls_token_id=1),
+         _tokens(), _hf_rules("modernbert", ("ModernBertMLP", "mlp"))),
+    Case("transformers SegFormer (semantic segmentation)", "transformers",
+         _hf("SegformerForSemanticSegmentation", "SegformerConfig", num_encoder_blocks=2,
+             depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32], patch_sizes=[7, 3],
+             strides=[4, 2], num_attention_heads=[1, 2], mlp_ratios=[2, 2],
+             decoder_hidden_size=32, num_labels=5),
+         _pixels(), _hf_rules("segformer", ("SegformerMixFFN", "ffn"))),
+    Case("timm test_maxvit (block + grid attention, 64 px)", "timm",
+         _timm("test_maxvit", img_size=64), _image(size=64),
+         lambda: [("stages.0.*", "stage0")]),
+    Case("timm test_coatnet (conv + relative-position attention, 64 px)", "timm",
+         _timm("test_coatnet", img_size=64), _image(size=64), lambda: [("stem", "stem")]),
+    Case("timm test_vit_relpos (relative position bias, 64 px)", "timm",
+         _timm("test_vit_relpos", img_size=64), _image(size=64),
+         _timm_class_rule("timm.layers", "Mlp", "mlp")),
 ]}
 
 
@@ -351,8 +439,8 @@ def run_variant(case: Case, model: nn.Module, mode: str, dtype: str, variant: st
     model = copy.deepcopy(model).to(device)
     model.train(mode == "train")
     args, kwargs = case.inputs(torch.Generator().manual_seed(seed))
-    args = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
-    kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    # Nested too: detection models take lists of images and of target dicts.
+    args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (args, kwargs))
     torch._dynamo.reset()
     first_ledger = len(lite_compiler.all_ledgers())
     regions = lite_compiler.module_regions(model, case.rules()) if variant == "lite_regions" \
@@ -364,6 +452,7 @@ def run_variant(case: Case, model: nn.Module, mode: str, dtype: str, variant: st
     with regions, autocast, grad:
         compiled = _compiler(variant)(model)
         torch.manual_seed(seed + 1)  # dropout, stochastic depth: the same draws for every variant
+        numpy.random.seed(seed + 1)  # Wav2Vec2's SpecAugment masks draw from numpy
         outputs = _float_leaves(compiled(*args, **kwargs))
     named = [(f"output[{i}]", o.detach()) for i, o in enumerate(outputs)]
     if mode == "train":
@@ -420,6 +509,10 @@ def measure(name: str, device: str = "cpu", modes=MODES, dtypes=DTYPES,
     model = case.build()
     rows = []
     for mode in modes:
+        if mode not in case.modes:
+            rows.append({"model": name, "library": case.library, "mode": mode, "dtype": "-",
+                         "device": device, "not_run": case.not_run})
+            continue
         for dtype in dtypes:
             row: dict[str, Any] = {"model": name, "library": case.library, "mode": mode,
                                    "dtype": dtype, "device": device}

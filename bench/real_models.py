@@ -190,6 +190,9 @@ def render(data: dict) -> str:
             result = {**result, "rows": [{**row, "model": f"{row['model']} ({result['commit']})"}
                                          for row in result["rows"]]}
         for row in result["rows"]:
+            if "not_run" in row:  # a mode the model cannot run here, and why (never silent)
+                lines.append(f"| {row['model']} | {row['mode']} | - | not run: {row['not_run']} | | |")
+                continue
             for key, variant in (("ours", "lite"), ("upstream", "upstream_lite")):
                 counts[key][1] += 1
                 counts[key][0] += bool(row.get(variant, {}).get("bitwise"))
