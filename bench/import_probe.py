@@ -1,6 +1,7 @@
 """What ``import lite_compiler`` and a first compile without regions cost, next to Dynamo's own.
 
-Usage: python bench/import_probe.py [--device cuda|cpu] [--repeats R] [--json FILE] [--no-profile]
+Usage: python bench/import_probe.py [--device cuda|cpu] [--model mlp|llama|resnet] [--repeats R]
+                                   [--json FILE] [--no-profile]
 
 Every measurement is a fresh interpreter (``python bench/import_probe.py --child KIND``) with new
 empty ``TORCHINDUCTOR_CACHE_DIR`` / ``TRITON_CACHE_DIR``; its clock starts before ``import torch``.
@@ -12,8 +13,10 @@ Children:
 * ``transformers``: ``import torch; from transformers import LlamaForCausalLM`` (does a model
   library import Dynamo before any compile? then a benchmark that builds the model outside its
   clock has paid aot_eager's Dynamo import there);
-* ``aot_eager`` / ``ours``: the first training step of a small MLP on ``--device``, clock from
-  before ``import torch`` (ours imports lite_compiler inside it), then the facts after it.
+* ``aot_eager`` / ``ours``: import (ours: lite_compiler), build the ``--model`` (a small MLP, or
+  bench/gpu_models.py's ``llama`` / ``resnet``: their library is imported while building), then
+  its first training step on ``--device``; each phase timed, clock from before ``import torch``;
+  whether Dynamo was already imported before the first call (by the model's library).
 
 Facts per child: wall seconds of each phase; how many modules of ``torch._inductor``,
 ``torch._dynamo`` and ``triton`` are loaded (and which of Inductor's); whether a CUDA context was
@@ -57,20 +60,35 @@ def _facts() -> dict:
             "lite_compiler": sorted(m for m in mods if m.startswith("lite_compiler"))}
 
 
-def _first_call(backend: str, device: str) -> None:
+def _build(model_name: str, device: str):
+    """(model, step): ``mlp`` (small, defined here) or ``llama``/``resnet`` (bench/gpu_models.py's
+    models, the issue's benchmark: transformers / torchvision are imported here)."""
     import torch
 
+    if model_name in ("llama", "resnet"):
+        os.environ.setdefault("GPU_MODELS_DEVICE", device)
+        sys.path.insert(0, str(REPO / "bench"))
+        import gpu_models
+
+        model, inputs = gpu_models.build(model_name)
+        return model, lambda fn: gpu_models.step(model_name, fn, inputs)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.LayerNorm(512), torch.nn.GELU(),
                                 torch.nn.Linear(512, 256)).to(device)
     x = torch.randn(64, 256, device=device)
-    out = torch.compile(model, backend=backend)(x)
-    torch.nn.functional.cross_entropy(out, torch.zeros(64, dtype=torch.long, device=device)).backward()
+    target = torch.zeros(64, dtype=torch.long, device=device)
+    return model, lambda fn: torch.nn.functional.cross_entropy(fn(x), target).backward()
+
+
+def _first_call(backend: str, device: str, model, step) -> None:
+    import torch
+
+    step(torch.compile(model, backend=backend))
     if device == "cuda":
         torch.cuda.synchronize()
 
 
-def child(kind: str, device: str) -> dict:
+def child(kind: str, device: str, model_name: str = "mlp") -> dict:
     times: dict[str, float] = {}
     mark = _T0
 
@@ -106,7 +124,12 @@ def child(kind: str, device: str) -> dict:
             import lite_compiler  # noqa: F401,F811
         lap("import_package")
         facts["after_import"] = {k: v for k, v in _facts().items() if k not in ("inductor", "lite_compiler")}
-        _first_call("lite" if kind == "ours" else "aot_eager", device)
+        model, step = _build(model_name, device)
+        lap("build")
+        # Whether building the model (its library's import) already imported Dynamo: then the
+        # first call no longer pays Dynamo's import.
+        facts["dynamo_before_first_call"] = "torch._dynamo" in sys.modules
+        _first_call("lite" if kind == "ours" else "aot_eager", device, model, step)
         lap("first_call")
     else:
         raise SystemExit(f"import_probe: unknown child {kind!r}")
@@ -123,9 +146,10 @@ def _env(tmp: str) -> dict:
     return env
 
 
-def run_child(kind: str, device: str, flags: tuple[str, ...] = ()) -> tuple[dict, str]:
+def run_child(kind: str, device: str, flags: tuple[str, ...] = (), model: str = "mlp") -> tuple[dict, str]:
     with tempfile.TemporaryDirectory(prefix="import_probe_") as tmp:
-        command = [sys.executable, *flags, str(Path(__file__).resolve()), "--child", kind, "--device", device]
+        command = [sys.executable, *flags, str(Path(__file__).resolve()), "--child", kind, "--device", device,
+                   "--model", model]
         done = subprocess.run(command, capture_output=True, text=True, env=_env(tmp), cwd=tmp, timeout=600)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
@@ -173,7 +197,7 @@ def importtime_report(device: str, top: int) -> dict:
     return report
 
 
-def profile_report(device: str, top: int) -> dict:
+def profile_report(device: str, top: int, model: str) -> dict:
     """cProfile of each first-call process, own time per source file, ours minus aot_eager's."""
     import pstats
 
@@ -182,7 +206,7 @@ def profile_report(device: str, top: int) -> dict:
         with tempfile.TemporaryDirectory(prefix="import_probe_prof_") as tmp:
             out = os.path.join(tmp, "prof")
             command = [sys.executable, "-m", "cProfile", "-o", out, str(Path(__file__).resolve()),
-                       "--child", kind, "--device", device]
+                       "--child", kind, "--device", device, "--model", model]
             done = subprocess.run(command, capture_output=True, text=True, env=_env(tmp), cwd=tmp, timeout=600)
             if done.returncode != 0:
                 return {"error": done.stderr.strip().splitlines()[-1:]}
@@ -209,12 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--device", default=None, help="cuda when available, else cpu")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--model", default="mlp", choices=("mlp", "llama", "resnet"),
+                        help="first-call model: mlp (small), or bench/gpu_models.py's llama / resnet")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--json", help="write the full results here")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile comparison")
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.device or "cpu")))
+        print(json.dumps(child(args.child, args.device or "cpu", args.model)))
         return 0
     device = args.device
     if device is None:
@@ -227,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
          "print(json.dumps({'torch': torch.__version__, 'triton': v('triton'), 'transformers': v('transformers'),"
          " 'gpu': torch.cuda.get_device_name() if torch.cuda.is_available() else None}))"],
         capture_output=True, text=True)
-    results: dict = {"device": device, "python": sys.version.split()[0],
+    results: dict = {"device": device, "model": args.model, "python": sys.version.split()[0],
                      "versions": json.loads(versions.stdout.strip().splitlines()[-1]) if versions.returncode == 0 else None,
                      "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                                               capture_output=True, text=True).stdout.strip() or None,
@@ -235,10 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"import_probe: device {device}, {results['versions']}, commit {results['commit']}", flush=True)
     for _ in range(args.repeats):  # interleaved: a load spike hits every kind alike
         for kind in KINDS:
-            row, _ = run_child(kind, device)
+            row, _ = run_child(kind, device, model=args.model)
             results["samples"].setdefault(kind, []).append(row)
     results["transformers"], _ = run_child("transformers", device)
-    print(f"\n{'kind':<18} {'import torch':>12} {'import pkg':>10} {'first call':>10} {'total':>7}"
+    print(f"\n{'kind':<18} {'import torch':>12} {'import pkg':>10} {'build':>6} {'first call':>10} {'total':>7}"
           f"  {'inductor':>8} {'dynamo':>6} {'triton':>6} cuda  (median s of {args.repeats})")
     for kind, rows in results["samples"].items():
         good = [r for r in rows if "error" not in r]
@@ -250,13 +276,14 @@ def main(argv: list[str] | None = None) -> int:
             values = [r["times"][key] for r in good if key in r["times"]]
             return f"{statistics.median(values):.3f}" if values else "-"
         last = good[-1]
-        print(f"{kind:<18} {med('import_torch'):>12} {med('import_package'):>10} {med('first_call'):>10}"
+        print(f"{kind:<18} {med('import_torch'):>12} {med('import_package'):>10} {med('build'):>6} {med('first_call'):>10}"
               f" {med('total'):>7}  {last['inductor_modules']:>8} {last['dynamo_modules']:>6}"
               f" {last['triton_modules']:>6} {last['cuda_initialized']}")
         if "after_import" in last:
             a = last["after_import"]
             print(f"{'  after import':<18} inductor {a['inductor_modules']}, dynamo {a['dynamo_modules']},"
-                  f" triton {a['triton_modules']}, cuda {a['cuda_initialized']}")
+                  f" triton {a['triton_modules']}, cuda {a['cuda_initialized']};"
+                  f" Dynamo imported before the first call: {last.get('dynamo_before_first_call')}")
     inductor = {k: set(v[-1].get("inductor", ())) for k, v in results["samples"].items()}
     if "ours" in inductor and "aot_eager" in inductor:
         print("inductor modules ours loads and aot_eager does not:", sorted(inductor["ours"] - inductor["aot_eager"]))
@@ -274,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nours imports, Dynamo's import does not: {extra['modules']} modules, {extra['self_ms_sum']} ms self:",
           extra["top_self_ms"])
     if not args.no_profile:
-        results["profile"] = profile_report(device, args.top)
+        results["profile"] = profile_report(device, args.top, args.model)
         p = results["profile"]
         print("\ncProfile first-call process, own time by file:", p.get("total_s") or p)
         for key in ("ours_minus_aot_eager_ms", "aot_eager_minus_ours_ms"):
