@@ -803,7 +803,7 @@ class _Extractor(ast.NodeVisitor):
                 self._init_flow(klass, node)
             elif node.name == "__call__":
                 evidence = _graph_call(node, self.class_methods[-1] if self.class_methods else None,
-                                       self.vocab)
+                                       self.vocab, self.summary["imports"])
                 if evidence:
                     klass["graph_call"] = evidence
         if klass is None:
@@ -878,7 +878,8 @@ class _Extractor(ast.NodeVisitor):
         # Annotated as a graph type, only: a use alone (``gm.graph``) is not enough for a free
         # function (``node.graph`` reads a Node's graph), and the annotation is what lets the
         # prefilter find such files by one pattern (lint_rules.prefilter's graph annotation seed).
-        evidence = _graph_use(node, params[0], self.vocab) if params and params[0].annotation \
+        evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
+            if params and params[0].annotation \
             is not None else ""
         if evidence.startswith("annotated"):
             line, col = self._name_position(node, "def")
@@ -1170,11 +1171,18 @@ class _Extractor(ast.NodeVisitor):
         dotted = _dotted(owner)
         if not dotted or attr in self.hook_keys:
             return  # a hook install is a hook site
-        imported = self.summary["imports"].get(dotted.split(".", 1)[0], "")
+        head = dotted.split(".", 1)[0]
+        imported = self.summary["imports"].get(head, "")
+        for scope in dict.fromkeys((self.scope, "")):  # an import inside the function
+            bound = self.summary["assigns"].get(scope, {}).get(head)
+            if bound is not None:
+                imported = bound[1] if bound[0] == "import" else ""
+                break
         if not imported.startswith("torch"):
             return
         self.summary["sites"].append({
-            "t": "patch", "owner": dotted, "attr": attr, "value": self.expr(value),
+            "t": "patch", "owner": dotted, "imported": imported, "attr": attr,
+            "value": self.expr(value),
             "line": at.lineno, "col": self._col(at), "scope": self.scope,
             "class": self._enclosing_class(),
         })
@@ -1576,7 +1584,7 @@ def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extract
 
 def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef,
                 methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
-                vocab: Vocabulary) -> str:
+                vocab: Vocabulary, imports: dict | None = None) -> str:
     """Why ``__call__(self, g)`` is a graph pass's entry point, or "": it is called with exactly
     one graph (a backend's ``(gm, example_inputs)`` is not a pass), annotated as an FX graph or
     used as one (``g.nodes``, ``g.erase_node``), itself or by the method of the class it hands
@@ -1587,7 +1595,7 @@ def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef,
     required = len(positional) - len(node.args.defaults)
     if not positional or required != 1:
         return ""
-    evidence = _graph_use(node, positional[0], vocab)
+    evidence = _graph_use(node, positional[0], vocab, imports)
     if evidence or not methods:
         return evidence
     for inner in ast.walk(node):  # self.m(g): the first parameter m takes g as
@@ -1597,22 +1605,35 @@ def _graph_call(node: ast.FunctionDef | ast.AsyncFunctionDef,
                 and isinstance(inner.args[0], ast.Name) and inner.args[0].id == positional[0].arg:
             method = methods[inner.func.attr]
             params = [*method.args.posonlyargs, *method.args.args][1:]
-            evidence = _graph_use(method, params[0], vocab) if params else ""
+            evidence = _graph_use(method, params[0], vocab, imports) if params else ""
             if evidence:
                 return f"{evidence} in self.{inner.func.attr}"
     return ""
 
 
+def _foreign_annotation(dotted: str, imports: dict | None, vocab: Vocabulary) -> bool:
+    """``graph_like: onnx_ir.Graph`` / ``from onnx_ir import Graph``: a class named like an FX
+    graph type, imported from a package none of the registry's graph types lives in. Names
+    the file does not import (a string, a local class) are not foreign: they count."""
+    head = dotted.split(".", 1)[0] if dotted else ""
+    target = (imports or {}).get(head)
+    if not target:
+        return False
+    packages = {name.split(".", 1)[0].split(":", 1)[0] for name in vocab.graph_types}
+    return target.split(".", 1)[0].split(":", 1)[0] not in packages
+
+
 def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
-               vocab: Vocabulary) -> str:
+               vocab: Vocabulary, imports: dict | None = None) -> str:
     """How a function treats ``param`` as an FX graph: its annotation, or what it does with it."""
     if param.annotation is not None:
         annotation = param.annotation
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            text = annotation.value.rsplit(".", 1)[-1]
+            dotted = annotation.value.strip()
         else:
-            text = _last(annotation)
-        if text in vocab.graph_names:
+            dotted = _dotted(annotation)
+        text = dotted.rsplit(".", 1)[-1] if dotted else _last(annotation)
+        if text in vocab.graph_names and not _foreign_annotation(dotted, imports, vocab):
             return f"annotated {text}"
     for inner in ast.walk(node):
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) \

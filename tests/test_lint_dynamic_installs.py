@@ -150,3 +150,34 @@ def test_a_registered_monkeypatch_is_accepted(tmp_path):
                             capture_output=True, text=True, timeout=120,
                             env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
     assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+
+
+FOREIGN = '''import onnx_ir
+import torch
+from onnx_ir import Graph
+
+
+def _fix_topk(graph_like: onnx_ir.Graph) -> None:
+    pass
+
+
+def _fix_gather(graph_like: Graph) -> None:
+    pass
+
+
+def _fix_fx(gm: torch.fx.GraphModule) -> None:
+    gm.recompile()
+
+
+FIXES = [_fix_topk, _fix_gather, _fix_fx]
+'''
+
+
+@pytest.mark.parametrize("prefilter", [True, False], ids=["prefilter", "no-prefilter"])
+def test_a_graph_annotation_imported_from_another_package_is_not_an_fx_graph(tmp_path, prefilter):
+    """transformers' ONNX IR fixes take ``onnx_ir.Graph``: named like torch's Graph, resolved
+    through the file's imports to another package, so not passes; the FX one still is."""
+    result = _check(tmp_path, {"m.py": FOREIGN}, prefilter)
+    assert result.stdout.splitlines() == [_lg001(
+        "m.py:14:5", "m:_fix_fx", "function taking an FX graph (annotated GraphModule), handed on"
+        " as '_fix_fx' in m", "post_grad")], result.stdout + result.stderr

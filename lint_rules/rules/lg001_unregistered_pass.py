@@ -663,7 +663,7 @@ class _Check:
             return
         # the owner by the import that binds its first name (torch's modules are not read)
         head, _, rest = site["owner"].partition(".")
-        imported = (index.modules[module].get("imports") or {}).get(head, "").replace(":", ".")
+        imported = site["imported"].replace(":", ".")
         target = ".".join(filter(None, (imported, rest)))
         if not is_torch_module(target) or any(target == c or target.startswith(c + ".")
                                               for c in index.vocab.config_modules) \
