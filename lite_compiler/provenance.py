@@ -107,7 +107,7 @@ def _foreign(obj: Any) -> str | None:
                 # A callable object: the code that runs is its class's __call__.
                 found = _foreign_class(type(layer))
             else:
-                found = None if known is None or _file_in_torch(known[0]) \
+                found = None if known is None or (_file_in_torch(known[0]) and _runs_in_its_module(layer)) \
                     or known[0].startswith(_OWN_DIR) else known[1]  # the guard's own wrappers
         if found is not None:
             return found
@@ -227,6 +227,24 @@ def _trusted_file(filename: str) -> bool:
         or real == _typing_backport() or real.startswith(_torchgen_dir())
 
 
+def _trusted_function(fn: Any) -> bool:
+    """Whether a plain function's code is torch's (or the standard library's, ...) as far as the
+    sweep can tell: a trusted file (``_trusted_file``), and code that claims to be a module's runs
+    in that module's namespace (``exec(compile(src, "<torch file>", "exec"), {...})`` makes a
+    function whose globals are no module's). ``<string>`` code stays trusted: torch generates
+    methods that way itself (dataclasses, namedtuples, ops_handler.DefaultHandler's ops)."""
+    code = fn.__code__
+    if not _trusted_file(code.co_filename):
+        return False
+    return not _file_in_torch(code.co_filename) or _runs_in_its_module(fn)
+
+
+def _runs_in_its_module(fn: Any) -> bool:
+    namespace = getattr(fn, "__globals__", None)
+    module = sys.modules.get(namespace.get("__name__", "")) if isinstance(namespace, dict) else None
+    return module is not None and getattr(module, "__dict__", None) is namespace
+
+
 @functools.lru_cache(maxsize=1)
 def _torchgen_dir() -> str:
     """torchgen, shipped in torch's wheel beside it (AOTAutograd imports its helpers)."""
@@ -306,7 +324,7 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
                 classes.append(value)
         elif isinstance(value, (dict, list, tuple, set, frozenset)):
             containers.append((attr, value))
-        elif type(value) is types.FunctionType and not _trusted_file(value.__code__.co_filename) \
+        elif type(value) is types.FunctionType and not _trusted_function(value) \
                 and not value.__code__.co_filename.startswith(_OWN_DIR) \
                 and not getattr(value, "__lite_guarded__", False):
             home = sys.modules.get(getattr(value, "__module__", None) or "")
@@ -374,7 +392,7 @@ def _foreign_code_item(item: Any) -> bool:
         return True
     if type(item) is types.FunctionType:
         filename = item.__code__.co_filename
-        return not _trusted_file(filename) and not filename.startswith(_OWN_DIR) \
+        return not _trusted_function(item) and not filename.startswith(_OWN_DIR) \
             and not getattr(item, "__lite_guarded__", False)
     return False
 
@@ -387,14 +405,14 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
         # Methods only (functions, static and class methods): torch's classes also hold
         # other packages' callables as attributes (a sympy printer's bound doprint).
         function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
-        if type(function) is not types.FunctionType or _trusted_file(function.__code__.co_filename):
+        if type(function) is not types.FunctionType or _trusted_function(function):
             continue
         if getattr(function, "__lite_guarded__", False):
             continue  # the guard's hook wrapper: it checks what it wraps at each call
         # The guard's probes sit there during a compile too: what they wrap counts.
-        codes = [getattr(layer, "__code__", None) for layer in _layers(function)]
-        if any(c is not None and not _trusted_file(c.co_filename)
-               and not c.co_filename.startswith(_OWN_DIR) for c in codes):
+        layers = [layer for layer in _layers(function) if getattr(layer, "__code__", None) is not None]
+        if any(not _trusted_function(layer) and not layer.__code__.co_filename.startswith(_OWN_DIR)
+               for layer in layers):
             found.append((f"{name}:{cls.__qualname__}.{attr}", member))
     _FOUND[cls] = found
     return found
@@ -420,7 +438,7 @@ def check_callees(fn: Any, torch_name: str, stage: str) -> None:
             continue  # the guard's own wrapper (what it wraps is the next layer), or foreign
         for name in code.co_names:
             value = globals_.get(name)
-            if type(value) is not types.FunctionType or _trusted_file(value.__code__.co_filename) \
+            if type(value) is not types.FunctionType or _trusted_function(value) \
                     or getattr(value, "__lite_guarded__", False):
                 continue
             home = sys.modules.get(getattr(value, "__module__", None) or "")

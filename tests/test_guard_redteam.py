@@ -1141,3 +1141,34 @@ def test_unchanged_graphs_after_the_partitioner_report_nothing():
         model, x = TwoLayer(), torch.randn(4, 16)
         compile_lite(model)(x).backward()
     assert not [e for e in lite_compiler.last_ledger() if e.kind == "effect"]
+
+
+def _exec_as_torch(source, module, **names):
+    """Code compiled under a torch file's name, run in a namespace of its own that claims the
+    torch module's name: it looks like torch's code by file and by module name."""
+    namespace = {"__name__": module.__name__, **names}
+    exec(compile(source, module.__file__, "exec"), namespace)
+    return namespace
+
+
+def test_code_compiled_under_a_torch_file_name_is_not_torch_code_at_a_hook(monkeypatch):
+    import torch._inductor.compile_fx as compile_fx
+
+    namespace = _exec_as_torch("def view_to_reshape(gm):\n    RAN.append('exec')\n    return ORIGINAL(gm)\n",
+                               compile_fx, RAN=RAN, ORIGINAL=compile_fx.view_to_reshape)
+    monkeypatch.setattr(compile_fx, "view_to_reshape", namespace["view_to_reshape"])
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.compile_fx:view_to_reshape" and RAN == []
+
+
+def test_code_compiled_under_a_torch_file_name_is_found_by_the_sweep(monkeypatch):
+    import torch._inductor.compile_fx as compile_fx
+
+    namespace = _exec_as_torch(
+        "def _recursive_post_grad_passes(gm, is_inference=False):\n"
+        "    RAN.append('exec')\n    return ORIGINAL(gm, is_inference=is_inference)\n",
+        compile_fx, RAN=RAN, ORIGINAL=compile_fx._recursive_post_grad_passes)
+    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", namespace["_recursive_post_grad_passes"])
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.compile_fx:_recursive_post_grad_passes" and RAN == []
+    assert "patched into torch._inductor.compile_fx:_recursive_post_grad_passes" in violation.reason
