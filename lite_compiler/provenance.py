@@ -426,6 +426,30 @@ def check_inductor_classes() -> None:
     for where, member in foreign_methods():
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
+    check_virtualized_handlers()
+
+
+def check_virtualized_handlers() -> None:
+    """Inductor reads some of its strategy from per-thread handlers (``V.choices``: torch's own
+    documentation suggests ``V.set_choices_handler(MyHeuristics())``), not from config. A handler
+    of a class defined outside torch installed in this thread runs in every region compile: it
+    runs as its class, registered (lite = "region") or refused. Every ``Virtualized`` of Inductor's
+    is read (found by type, not by name)."""
+    virtualized = sys.modules.get("torch._inductor.virtualized")
+    kind = getattr(virtualized, "Virtualized", None)
+    local = getattr(virtualized, "threadlocal", None)
+    if kind is None or local is None:
+        return
+    for attr, value in list(vars(virtualized).items()):
+        if not isinstance(value, kind):
+            continue
+        handler = getattr(local, getattr(value, "_key", ""), None)
+        if handler is None or isinstance(handler, type):
+            continue
+        check_code(type(handler), "lowering", (
+            f"an instance is installed as Inductor's virtualized {attr.lstrip('_')!r} handler in this"
+            " thread (torch._inductor.virtualized.V); register it under this name, or remove the"
+            " handler for lite compiles"), in_region=True)
 
 
 def check_callees(fn: Any, torch_name: str, stage: str) -> None:

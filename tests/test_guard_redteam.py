@@ -1172,3 +1172,40 @@ def test_code_compiled_under_a_torch_file_name_is_found_by_the_sweep(monkeypatch
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name == "torch._inductor.compile_fx:_recursive_post_grad_passes" and RAN == []
     assert "patched into torch._inductor.compile_fx:_recursive_post_grad_passes" in violation.reason
+
+
+@pytest.fixture
+def choices_handler():
+    """V.set_choices_handler(...), as torch's choices.py suggests for out-of-tree heuristics;
+    torch's own handler back afterwards."""
+    from torch._inductor.choices import InductorChoices
+    from torch._inductor.virtualized import V
+
+    class MyHeuristics(InductorChoices):
+        def can_fuse(self, *args, **kwargs):
+            RAN.append("can_fuse")
+            return super().can_fuse(*args, **kwargs)
+
+    V.set_choices_handler(MyHeuristics())
+    yield MyHeuristics
+    V.set_choices_handler(InductorChoices())
+
+
+def fusing_region_fn(x):
+    with lite_compiler.region(id="r"):
+        y = x.cos() * 2
+        return y.sum(0) + y.exp().sum(0)  # the scheduler asks V.choices.can_fuse
+
+
+def test_choices_handler_installed_in_inductor_virtualized_is_refused(choices_handler):
+    violation = refused(fusing_region_fn, torch.randn(8, 8))
+    assert violation.pass_name == qualified(choices_handler.__qualname__) and RAN == []
+    assert "virtualized 'choices' handler" in violation.reason
+
+
+def test_choices_handler_registered_for_regions_runs_there(choices_handler, monkeypatch, tmp_path):
+    name = qualified(choices_handler.__qualname__)
+    user_registry(monkeypatch, tmp_path, (name, "lowering", "region"))
+    compile_lite(fusing_region_fn)(torch.randn(8, 8))
+    assert "can_fuse" in RAN
+    assert [e.allowed for e in lite_compiler.last_ledger() if e.name == name] == [True]
