@@ -28,12 +28,6 @@ def install_lite_mode() -> None:
         # where another package may have registered the name first (the guard would never run).
         if (kwargs.get("mode") == "lite" and backend in ("inductor", "lite")) \
                 or (backend == "lite" and kwargs.get("mode") is None):
-            if kwargs.get("options"):  # (no options: lite_compiler.options stays unimported)
-                from lite_compiler.options import parse_options
-
-                # Only lite's own options (lite_compiler.options); Inductor configs go on regions.
-                # Checked here so a typo fails at torch.compile, not at the first call.
-                parse_options(kwargs.get("options"))
             kwargs = {**kwargs, "mode": None}
             if not kwargs.get("options"):
                 kwargs.pop("options", None)
@@ -41,6 +35,12 @@ def install_lite_mode() -> None:
             # with it torch._dynamo, when no model library imported it yet). Full collections wait
             # meanwhile, as in every lite compile (lite_compiler.gc_deferral).
             with full_collections_deferred():
+                if kwargs.get("options"):  # (no options: lite_compiler.options stays unimported)
+                    from lite_compiler.options import parse_options
+
+                    # Only lite's own options (lite_compiler.options); Inductor configs go on
+                    # regions. Checked here so a typo fails at torch.compile, not at the first call.
+                    parse_options(kwargs["options"])
                 from lite_compiler.backend import lite_backend
                 from lite_compiler.config import derive_configs, registry
 
