@@ -228,8 +228,6 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
                 lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
                 ) -> dict[tuple[Any, ...], Verdict]:
     from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
-    from lite_compiler.fusion_regions import FusionHooks
-    from lite_compiler.regions import compile_regions
 
     exact = {sig: node for sig, node in todo.items() if is_exact(sig)}
     if exact:  # data movement: one check graph of its own, at the real shapes
@@ -289,24 +287,11 @@ def _run_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name: str,
         if not outputs:
             return verdicts
         graph.output(tuple(outputs))
-        check_gm = torch.fx.GraphModule(torch.nn.Module(), graph)
-        aten_gm = torch.fx.GraphModule(torch.nn.Module(), _copy_graph(graph))
-        try:
-            want = aten_gm(*inputs)
-        except Exception as exc:  # noqa: BLE001
-            # One op ATen cannot run on stress values: judge the rest one by one.
-            return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
-        try:
-            compile_regions(check_gm, f"{graph_name}/bitwise-check", is_inference=True,
-                            is_backward=False, lite_config=lite_config,
-                            fusion=FusionHooks(None, also=(CHECK_REGION,)))
-            got = check_gm(*inputs)
-        except LiteCompilerError:
-            raise  # the guard refused a pass: that stops the compile, as for any region
-        except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
-            if len(sigs) > 1:
-                return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
-            return {**verdicts, sigs[0]: Verdict(False, f"Inductor failed: {_first_line(exc)}")}
+        ran = _compile_and_run(graph, inputs, f"{graph_name}/bitwise-check", todo, sigs, graph_name,
+                               lite_config, fusion_configs)
+        if isinstance(ran, dict):
+            return {**verdicts, **ran}
+        check_gm, aten_gm, want, got = ran
         whys: dict[tuple[Any, ...], str] = {}
         for round_ in range(RANDOM_ROUNDS + 1):
             if round_:  # the same kernels again on values without the blocks of specials
@@ -423,8 +408,6 @@ def _run_exact_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name:
     bit patterns (bit_patterns), compiled as one check region and compared with ATen bit for
     bit, twice (two fillings)."""
     from lite_compiler.annotate import ANNOTATION_KEY, region_annotation
-    from lite_compiler.fusion_regions import FusionHooks
-    from lite_compiler.regions import compile_regions
 
     fake_mode = _fake_mode()
     graph = torch.fx.Graph()
@@ -468,23 +451,11 @@ def _run_exact_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name:
         if not outputs:
             return verdicts
         graph.output(tuple(outputs))
-        check_gm = torch.fx.GraphModule(torch.nn.Module(), graph)
-        aten_gm = torch.fx.GraphModule(torch.nn.Module(), _copy_graph(graph))
-        try:
-            want = aten_gm(*inputs)
-        except Exception as exc:  # noqa: BLE001
-            return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
-        try:
-            compile_regions(check_gm, f"{graph_name}/bitwise-check-moves", is_inference=True,
-                            is_backward=False, lite_config=lite_config,
-                            fusion=FusionHooks(None, also=(CHECK_REGION,)))
-            got = check_gm(*inputs)
-        except LiteCompilerError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
-            if len(sigs) > 1:
-                return {**verdicts, **_one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)}
-            return {**verdicts, sigs[0]: Verdict(False, f"Inductor failed: {_first_line(exc)}")}
+        ran = _compile_and_run(graph, inputs, f"{graph_name}/bitwise-check-moves", todo, sigs,
+                               graph_name, lite_config, fusion_configs)
+        if isinstance(ran, dict):
+            return {**verdicts, **ran}
+        check_gm, aten_gm, want, got = ran
         whys: dict[tuple[Any, ...], str] = {}
         rounds = _move_rounds(vals)
         seen = {sig: _PatternsSeen([vals[i] for i in per_sig[sig]]) for sig in sigs}
@@ -503,6 +474,36 @@ def _run_exact_checks(todo: Mapping[tuple[Any, ...], torch.fx.Node], graph_name:
             verdicts[sig] = (Verdict(False, whys[sig], text, every) if sig in whys
                              else Verdict(True, "", text, every))
     return verdicts
+
+
+def _compile_and_run(graph: torch.fx.Graph, inputs: list[torch.Tensor], name: str,
+                     todo: Mapping[tuple[Any, ...], torch.fx.Node], sigs: list[tuple[Any, ...]],
+                     graph_name: str, lite_config: Mapping[str, Any], fusion_configs: Mapping[str, Any]
+                     ) -> tuple[Any, Any, Any, Any] | dict[tuple[Any, ...], Verdict]:
+    """The check graph run by ATen (a copy) and compiled as one check region under the fusion
+    configs and run: (compiled, aten, ATen's outputs, Inductor's). When ATen or Inductor cannot
+    run it as a whole, the verdicts instead: each signature judged alone (so one bad op blames only
+    itself), or the one signature not fusible. A guard refusal stops the compile, as for any region."""
+    from lite_compiler.fusion_regions import FusionHooks
+    from lite_compiler.regions import compile_regions
+
+    check_gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    aten_gm = torch.fx.GraphModule(torch.nn.Module(), _copy_graph(graph))
+    try:
+        want = aten_gm(*inputs)
+    except Exception as exc:  # noqa: BLE001 - one op ATen cannot run on these values
+        return _one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)
+    try:
+        compile_regions(check_gm, name, is_inference=True, is_backward=False,
+                        lite_config=lite_config, fusion=FusionHooks(None, also=(CHECK_REGION,)))
+        got = check_gm(*inputs)
+    except LiteCompilerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Inductor cannot compile or run it: not fusible
+        if len(sigs) > 1:
+            return _one_by_one(todo, sigs, graph_name, lite_config, fusion_configs, exc)
+        return {sigs[0]: Verdict(False, f"Inductor failed: {_first_line(exc)}")}
+    return check_gm, aten_gm, want, got
 
 
 def _add_enumeration(graph: torch.fx.Graph, node: torch.fx.Node, k: int, fake_mode: Any,

@@ -78,6 +78,39 @@ class VerifiedFusion(CompiledRegion):
         return self.chosen
 
 
+def _keep_output_strides(traced: torch.fx.GraphModule, decomposed: torch.fx.GraphModule) -> None:
+    """Each output of the group in the strides ATen gives it. A decomposition may lay an output
+    out otherwise (Inductor's cat of an empty cache tensor and a transposed one keeps the
+    transposed layout, ATen's cat is contiguous), and Inductor keeps the decomposed graph's
+    strides; the first-call check would then refuse the group (a matmul after it picks its
+    algorithm by layout). Inductor's own prim asks for ATen's stride order."""
+    from torch._inductor import inductor_prims
+
+    from lite_compiler.bits import _strides
+
+    (want_out,) = traced.graph.find_nodes(op="output")
+    (got_out,) = decomposed.graph.find_nodes(op="output")
+    wants = want_out.args[0] if isinstance(want_out.args[0], (list, tuple)) else [want_out.args[0]]
+    gots = got_out.args[0] if isinstance(got_out.args[0], (list, tuple)) else [got_out.args[0]]
+    if len(wants) != len(gots):
+        return
+    new = list(gots)
+    for i, (want, got) in enumerate(zip(wants, gots)):
+        w = want.meta.get("val") if isinstance(want, torch.fx.Node) else None
+        g = got.meta.get("val") if isinstance(got, torch.fx.Node) else None
+        if not (isinstance(w, torch.Tensor) and isinstance(g, torch.Tensor)) or _strides(w) == _strides(g):
+            continue
+        with decomposed.graph.inserting_before(got_out):
+            forced = decomposed.graph.call_function(inductor_prims.force_stride_order,
+                                                    (got, list(w.stride())))
+        forced.meta["val"] = w
+        new[i] = forced
+    if new != list(gots):
+        got_out.args = (type(got_out.args[0])(new) if isinstance(got_out.args[0], (list, tuple))
+                        else new[0],)
+        decomposed.recompile()
+
+
 class OrderDependentReduction(Exception):
     """A fusion group's graph holds a reduction whose result may depend on its order."""
 
@@ -119,6 +152,7 @@ class FusionHooks:
         with guard.timed(name, "aot") as record, registered_pass(name, "aot", (submod,), record) as done, \
                 fake_mode if fake_mode is not None else contextlib.nullcontext():
             decomposed = make_fx(submod, decomposition_table=table)(*fake_inputs)
+            _keep_output_strides(submod, decomposed)
             done(decomposed)
         # A sum is fused only where its result cannot depend on the order of its additions, as
         # this graph's structure shows (fail closed: the group then runs its ATen nodes).

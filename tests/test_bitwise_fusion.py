@@ -778,3 +778,24 @@ def test_gpu_rotary_neg_and_mul_by_one_are_judged_on_every_bit_pattern(dtype):
     rows = [e for e in _fusion_rows() if e.stage == "fusion" and "aten.neg.default" in e.name]
     print(*(f"{e.allowed} {e.name}: {e.reason}" for e in _fusion_rows() if e.stage == "fusion"), sep="\n")
     assert rows and ("exhaustive over all" in rows[0].reason or not rows[0].allowed)
+
+
+def test_a_group_output_keeps_atens_strides_when_its_decomposition_lays_it_out_otherwise():
+    """HF's KV cache: cat(empty cache, transposed keys). ATen's cat is contiguous; Inductor's cat
+    of an empty tensor keeps the transposed layout. The group asks Inductor for ATen's stride
+    order, so its first-call check passes (it used to fall back on strides)."""
+    def fn(x, cache):
+        keys = (x * 2.0 + 1.0).transpose(1, 2)
+        return torch.cat([cache, keys], dim=-2)
+
+    def make(step):
+        gen = torch.Generator().manual_seed(step)
+        return torch.randn(2, 16, 4, 8, generator=gen, requires_grad=True), torch.zeros(2, 4, 0, 8)
+
+    _compare(fn, make)
+    rows = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries if e.kind == "fusion"]
+    assert _fused(rows) and not _fell_back(rows), [e.reason for e in rows if e.stage == "runtime"]
+    torch._dynamo.reset()
+    x, cache = make(0)
+    got = torch.compile(fn, backend="lite", options=FUSION)(x, cache)
+    assert got.stride() == torch.cat([cache, (x * 2.0 + 1.0).transpose(1, 2)], dim=-2).stride()
