@@ -27,6 +27,7 @@ from lite_compiler.decomposition import (
 )
 from lite_compiler.effects import (
     EffectState,
+    check_after_partition,
     check_outer_graph,
     check_partition,
     joint_before_partition,
@@ -152,6 +153,7 @@ class LiteCompiler:
             name = f"{self.frame}/{kind}"
             with self.active(name):
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
+                check_after_partition(kind, gm.graph)  # AOTAutograd's steps since: reported
                 self._run_always_custom_passes(gm, "post_grad")
                 adopt_enclosed(gm)  # gradient sums inside a region belong to it (scooping.py)
                 fusion = None
