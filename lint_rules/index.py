@@ -312,7 +312,7 @@ def patch_pattern(prefixes: tuple[str, ...]) -> "re.Pattern[str]":
     (group 2), or a call of exec / eval. Each branch starts with literal text (a pattern
     starting with a look-behind or ``\\b`` took 2 s over transformers' 1,500 torch files)."""
     names = "|".join(prefixes)
-    return re.compile(rf"((?:{names})[\w.]*)[ \t]*=(?!=)"
+    return re.compile(rf"((?:{names})(?:(?:\.\w+)+(?:\[[^\]\n]*\])?|\[[^\]\n]*\]))[ \t]*=(?!=)"
                       rf"|setattr\s*\(\s*((?:{names})[\w.]*)\s*,|(?:exec|eval)\s*\(")
 
 
@@ -335,7 +335,7 @@ def patches_pipeline(text: str, packages: tuple[str, ...]) -> "re.Pattern[str] |
     prefixes = []
     for head, target in torch_import_heads(text).items():
         if any(target == p or target.startswith(p + ".") for p in packages):
-            prefixes.append(re.escape(head) + r"\.")
+            prefixes.append(re.escape(head) + r"\b")
             continue
         below = sorted({p[len(target) + 1:] for p in packages if p.startswith(target + ".")})
         if below:
@@ -1030,6 +1030,11 @@ class _Extractor(ast.NodeVisitor):
     def _assign(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> None:
         if isinstance(target, ast.Attribute) and self.outside_torch:
             self._monkeypatch(target.value, target.attr, value, target)
+        elif isinstance(target, ast.Subscript) and self.outside_torch \
+                and _namespace_owner(target.value) is None:
+            # lowerings[aten.gelu.default] = mine: an entry of a table of torch's pipeline
+            key = _text(self.expr(target.slice))
+            self._monkeypatch(target.value, f"[{key}]", value, target)
         if isinstance(target, ast.Name):
             self._bind(target.id, _binding_value(self.expr(value)))
             if isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Tuple, ast.List)):

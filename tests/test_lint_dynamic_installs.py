@@ -108,6 +108,18 @@ CASES = {
          _lg001("m.py:13:5", "m:solve",
                 PATCH.format("torch._inductor.fx_passes.joint_graph.joint_graph_passes"),
                 "joint_graph")]),
+    # an entry of a table of torch's pipeline replaced: Inductor's lowerings, decompositions
+    "table_entries": (
+        "import torch\nfrom torch._inductor.lowering import lowerings\n"
+        "from torch._inductor import decomposition\n\naten = torch.ops.aten\n\n\n"
+        "def _gelu_fast(x):\n    return x\n\n\n"
+        "lowerings[aten.gelu.default] = _gelu_fast\n"
+        "decomposition.decompositions[aten.silu.default] = _gelu_fast\n",
+        [_lg001("m.py:12:1", "m:_gelu_fast",
+                PATCH.format("torch._inductor.lowering.lowerings[aten.gelu.default]"), "post_grad"),
+         _lg001("m.py:13:1", "m:_gelu_fast",
+                PATCH.format("torch._inductor.decomposition.decompositions[aten.silu.default]"),
+                "post_grad")]),
     # exec(source, module.__dict__): named by the function that runs it
     "exec_into_module": (
         "import inspect\n\nimport torch._functorch.partitioners as parts\n\n\n"

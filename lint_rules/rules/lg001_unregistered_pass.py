@@ -670,7 +670,8 @@ class _Check:
                 or not any(target == p or target.startswith(p + ".")
                            for p in index.vocab.pipeline_packages):
             return
-        where = f"{target}.{site['attr']}"
+        where = f"{target}{site['attr']}" if site["attr"].startswith("[") \
+            else f"{target}.{site['attr']}"
         form = (f"replaces {where} at run time, a monkeypatch of torch's compile pipeline that"
                 " no hook sees")
         if not site["attr"]:  # exec(source, module.__dict__)
