@@ -1209,3 +1209,25 @@ def test_choices_handler_registered_for_regions_runs_there(choices_handler, monk
     compile_lite(fusing_region_fn)(torch.randn(8, 8))
     assert "can_fuse" in RAN
     assert [e.allowed for e in lite_compiler.last_ledger() if e.name == name] == [True]
+
+
+def test_record_field_set_in_place_after_a_clean_compile_is_refused(cpu_codegen):
+    """The sweep skips an Inductor that holds the very objects of the last sweep: a field of a
+    record Inductor holds (DeviceCodegen.scheduling), set in place, is a change it sees."""
+    from torch._inductor.codegen.cpp import CppScheduling
+
+    class MyScheduling(CppScheduling):
+        def codegen_node(self, node):
+            RAN.append("codegen_node")
+            return super().codegen_node(node)
+
+    compile_lite(region_fn)(torch.randn(8))  # a clean compile: the sweep's record is warm
+    assert not lite_compiler.last_ledger().refused
+    cpu = cpu_codegen.device_codegens["cpu"]
+    original = cpu.scheduling
+    object.__setattr__(cpu, "scheduling", MyScheduling)  # the same record object, changed
+    try:
+        violation = refused(region_fn, torch.randn(8))
+    finally:
+        object.__setattr__(cpu, "scheduling", original)
+    assert violation.pass_name == qualified(MyScheduling.__qualname__) and RAN == []
