@@ -799,3 +799,21 @@ def test_a_group_output_keeps_atens_strides_when_its_decomposition_lays_it_out_o
     x, cache = make(0)
     got = torch.compile(fn, backend="lite", options=FUSION)(x, cache)
     assert got.stride() == torch.cat([cache, (x * 2.0 + 1.0).transpose(1, 2)], dim=-2).stride()
+
+
+def test_a_log_softmax_backward_of_a_dense_gradient_stays_aten_for_its_order_dependent_sum():
+    """A weighted sum of log-probabilities (dense gradient): its row sum may depend on the order
+    of its additions, nothing in its producers' structure says otherwise, so the op stays ATen
+    with that reason (before any of its pieces is judged); the result stays bitwise."""
+    def fn(x, w):
+        return (torch.log_softmax(x * 2.0, dim=1) * w).sum()
+
+    def make(step):
+        gen = torch.Generator().manual_seed(step)
+        return torch.randn(16, 40, generator=gen, requires_grad=True), torch.randn(16, 40, generator=gen)
+
+    rows = _fusion_rows_of(_compare(fn, make))
+    refused = [e for e in rows if e.stage == "fusion" and "_log_softmax_backward_data" in e.name]
+    assert refused and not refused[0].allowed, rows
+    assert "aten.sum.dim_IntList(sum_1) over dims [1]: its input is not shown, by its producers'" \
+        " structure" in refused[0].reason
