@@ -847,6 +847,324 @@ INJECTIONS: list[Injection] = [
 
 # ---- applying edits ----------------------------------------------------------------------------
 
+# ---- round 6 (LINT4): forms none of the above uses, written before any was run ---------------
+# Styles taken from how passes entered torch 2.12-2.14 and third-party code: pattern-matcher
+# decorators wrapped in a helper of one's own, an observer used as a context manager, a pass
+# list imported from another module, dict dispatch and getattr in a root, CustomGraphPass built
+# by type(...), torch.fx PassBase passes, setattr through functools.partial / an alias /
+# starred arguments, config.patch(dict(...)), and (outside torch, at the tree's root: an
+# extension package) monkeypatches of the pipeline, entries written into Inductor's lowering
+# and decomposition tables, exec into a torch module, and a helper registering patterns into
+# torch's own pattern pass.
+EXT = "acme_ext"  # an extension package beside torch/ in the linted tree: linted as third-party
+ROUND6: list[Injection] = [
+    _i("r6_lowering_pattern_helper_module", "register_lowering_pattern wrapped in a helper of the module, new pass dict",
+       _e("torch/_inductor/fx_passes/mm_lowering.py", """
+          import functools
+
+          import torch
+          from ..pattern_matcher import Arg, CallFunction, PatternMatcherPass, register_lowering_pattern
+
+          aten = torch.ops.aten
+          mm_lower_patterns = PatternMatcherPass()
+
+
+          def _register_mm_lowering(pattern):
+              return register_lowering_pattern(pattern, pass_dict=mm_lower_patterns)
+
+
+          @_register_mm_lowering(CallFunction(aten.mm.default, Arg(), Arg()))
+          def _lower_mm(match, a, b):
+              return None
+          """, where="new"),
+       _e(POST, """
+          from .mm_lowering import mm_lower_patterns
+
+          mm_lower_patterns.apply(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=[("mm_lower_patterns", "torch/_inductor/fx_passes/mm_lowering.py")]),
+    _i("r6_observer_context_manager", "with GraphTransformObserver(gm, 'x'): pass(gm.graph) in post_grad_passes",
+       _e(POST, """
+          with GraphTransformObserver(gm, "fold_casts"):
+              fold_casts(gm.graph)
+          """, PG_AT, PG_ROOT),
+       _e(POST, """
+          def fold_casts(graph: torch.fx.Graph) -> None:
+              for node in graph.find_nodes(op="call_function", target=aten._to_copy.default):
+                  pass
+          """, where="append"),
+       expect=[("fold_casts",)]),
+    _i("r6_pass_list_from_other_module", "a pass list defined in a new module, looped over in post_grad_passes",
+       _e("torch/_inductor/fx_passes/late_passes.py", """
+          import torch
+
+
+          def strip_asserts(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+
+
+          def fold_reshapes(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+
+
+          LATE_PASSES = [strip_asserts, fold_reshapes]
+          """, where="new"),
+       _e(POST, """
+          from .late_passes import LATE_PASSES
+
+          for late_pass in LATE_PASSES:
+              late_pass(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=["strip_asserts", "fold_reshapes"]),
+    _i("r6_dict_dispatch_in_root", "a module-level dict of passes indexed and called in post_grad_passes",
+       _e(POST, """
+          def dedup_getitems(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+
+
+          _EXTRA_PASSES = {"dedup": dedup_getitems}
+          """, where="append"),
+       _e(POST, '_EXTRA_PASSES["dedup"](gm.graph)', PG_AT, PG_ROOT),
+       expect=["dedup_getitems"]),
+    _i("r6_getattr_scheduler_method", "getattr(self, name)() over a tuple of names in Scheduler._init",
+       _e(SCHED, """
+          for step_name in ("late_reorder_loads",):
+              getattr(self, step_name)()
+          """, SCHED_AT, SCHED_ROOT, where="after"),
+       _e(SCHED, """
+          def late_reorder_loads(self) -> None:
+              pass
+          """, SCHED_CLASS_AT),
+       expect=["late_reorder_loads"]),
+    _i("r6_type_built_pass_class", "a CustomGraphPass subclass built by type(...) in a new module",
+       _e("torch/_inductor/fx_passes/type_pass.py", """
+          import torch
+          from torch._inductor.custom_graph_pass import CustomGraphPass
+
+
+          def _strip(self, graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+
+
+          StripPass = type("StripPass", (CustomGraphPass,), {"__call__": _strip, "uuid": lambda self: None})
+          """, where="new"),
+       expect=["StripPass"]),
+    _i("r6_setattr_partial_install", "a hook installed through functools.partial(setattr, config)",
+       _e("torch/_inductor/fx_passes/auto_install.py", """
+          import functools
+
+          import torch
+          from torch._inductor import config
+
+          _install = functools.partial(setattr, config)
+
+
+          def _tidy(graph: torch.fx.Graph) -> None:
+              pass
+
+
+          def enable_tidy() -> None:
+              _install("post_grad_custom_post_pass", _tidy)
+          """, where="new"),
+       expect=["_tidy"]),
+    _i("r6_setattr_starred_install", "setattr(*ARGS) with ARGS a tuple naming a functorch hook",
+       _e("torch/_functorch/rng_fix.py", """
+          import torch
+          from torch._inductor import config
+
+
+          def _rng_fix(graph: torch.fx.Graph) -> None:
+              pass
+
+
+          _ARGS = (config, "joint_custom_post_pass", _rng_fix)
+
+
+          def enable_rng_fix() -> None:
+              setattr(*_ARGS)
+          """, where="new"),
+       expect=["_rng_fix"]),
+    _i("r6_config_patch_dict_call", "config.patch(dict(post_grad_custom_pre_pass=f))",
+       _e("torch/_inductor/fx_passes/pre_fix.py", """
+          import torch
+          from torch._inductor import config
+
+
+          def _pre_fix(graph: torch.fx.Graph) -> None:
+              pass
+
+
+          def compile_with_pre_fix(fn):
+              with config.patch(dict(post_grad_custom_pre_pass=_pre_fix)):
+                  return fn()
+          """, where="new"),
+       expect=["_pre_fix"]),
+    _i("r6_fx_passbase_module", "a torch.fx PassBase subclass in a new torch/fx/passes module",
+       _e("torch/fx/passes/dedup_getattr.py", """
+          import torch
+          from torch.fx.passes.infra.pass_base import PassBase, PassResult
+
+
+          class DedupGetattr(PassBase):
+              def call(self, graph_module: torch.fx.GraphModule) -> PassResult:
+                  return PassResult(graph_module, False)
+          """, where="new"),
+       expect=["DedupGetattr"]),
+    _i("r6_partitioner_loop_over_tuple", "a tuple of new passes looped over in min_cut_rematerialization_partition",
+       _e(PART, """
+          for joint_pass in (_drop_dead_views, _fold_saved_casts):
+              joint_module = joint_pass(joint_module)
+          """, "if config.cse:", "def min_cut_rematerialization_partition"),
+       _e(PART, """
+          def _drop_dead_views(joint_module: fx.GraphModule) -> fx.GraphModule:
+              return joint_module
+
+
+          def _fold_saved_casts(joint_module: fx.GraphModule) -> fx.GraphModule:
+              return joint_module
+          """, "def min_cut_rematerialization_partition"),
+       expect=["_drop_dead_views", "_fold_saved_casts"]),
+    # ---- outside torch: an extension package in the same tree --------------------------------
+    _i("r6_ext_monkeypatch_root", "extension: post_grad.post_grad_passes replaced by its own function",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/patch.py", """
+          import torch
+          import torch._inductor.fx_passes.post_grad as post_grad
+
+          _original = post_grad.post_grad_passes
+
+
+          def acme_post_grad_passes(gm: torch.fx.GraphModule, is_inference: bool):
+              _original(gm, is_inference)
+
+
+          def install() -> None:
+              post_grad.post_grad_passes = acme_post_grad_passes
+          """, where="new"),
+       expect=["acme_ext.patch:acme_post_grad_passes"]),
+    _i("r6_ext_alias_setattr", "extension: s = setattr; s(config, hook, pass)",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/install.py", """
+          import torch
+          import torch._inductor.config as inductor_config
+
+
+          def acme_cleanup(graph: torch.fx.Graph) -> None:
+              pass
+
+
+          _set = setattr
+          _set(inductor_config, "post_grad_custom_post_pass", acme_cleanup)
+          """, where="new"),
+       expect=["acme_ext.install:acme_cleanup"]),
+    _i("r6_ext_tables", "extension: entries written into Inductor's lowering and decomposition tables",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/lowerings.py", """
+          import torch
+          from torch._inductor import decomposition
+          from torch._inductor.lowering import lowerings
+
+          aten = torch.ops.aten
+
+
+          def acme_gelu(x):
+              return x
+
+
+          def acme_silu(x):
+              return x
+
+
+          lowerings[aten.gelu.default] = acme_gelu
+          decomposition.decompositions[aten.silu.default] = acme_silu
+          """, where="new"),
+       expect=["acme_ext.lowerings:acme_gelu", "acme_ext.lowerings:acme_silu"]),
+    _i("r6_ext_exec_into_partitioners", "extension: exec of rewritten source into torch._functorch.partitioners",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/remat.py", """
+          import inspect
+
+          import torch._functorch.partitioners as partitioners
+
+
+          def splice_min_cut() -> None:
+              source = inspect.getsource(partitioners.solve_min_cut)
+              exec(source.replace("banned", "allowed"), partitioners.__dict__)
+          """, where="new"),
+       expect=["acme_ext.remat:splice_min_cut"]),
+    _i("r6_ext_helper_into_torch_patterns", "extension: a helper registering patterns into torch's joint pattern pass",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/patterns.py", """
+          import torch
+          from torch._inductor.fx_passes import joint_graph
+          from torch._inductor.pattern_matcher import CallFunction, KeywordArg, register_graph_pattern
+
+          aten = torch.ops.aten
+
+
+          def acme_joint_pattern(pattern):
+              return register_graph_pattern(pattern, pass_dict=joint_graph.pass_patterns[0])
+
+
+          @acme_joint_pattern(CallFunction(aten.mul.Tensor, KeywordArg("x"), 1))
+          def _acme_mul_one(match, x):
+              pass
+          """, where="new"),
+       expect=[("acme_ext.patterns:_acme_mul_one", "acme_ext.patterns:acme_joint_pattern")]),
+    _i("r6_ext_observer_subclass", "extension: a GraphTransformObserver subclass naming a pass",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/observe.py", """
+          import torch
+          from torch.fx.passes.graph_transform_observer import GraphTransformObserver
+
+
+          class AcmeObserver(GraphTransformObserver):
+              pass
+
+
+          def run(gm: torch.fx.GraphModule) -> None:
+              with AcmeObserver(gm, "acme_rewrite"):
+                  gm.recompile()
+          """, where="new"),
+       expect=[("acme_ext.observe:acme_rewrite", "acme_rewrite")]),
+    # ---- round 6 controls --------------------------------------------------------------------
+    _i("r6_control_ext_data_and_own_objects", "extension: data written into torch's config and modules, setattr on its own objects",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/settings.py", """
+          import torch
+          from torch._functorch import partitioners
+
+
+          def configure(obj, name, value):
+              torch._inductor.config.fx_graph_cache = False
+              partitioners.DEBUG = 1
+              torch.backends.cudnn.benchmark = True
+              put = setattr
+              put(obj, name, value)
+          """, where="new"),
+       control=True),
+    _i("r6_control_ext_foreign_graph", "extension: functions taking onnx_ir.Graph handed on in a list",
+       _e(f"{EXT}/__init__.py", "", where="new"),
+       _e(f"{EXT}/onnx_fixes.py", """
+          import onnx_ir
+
+
+          def _fix_topk(graph_like: onnx_ir.Graph) -> None:
+              pass
+
+
+          IR_FIXES = [_fix_topk]
+          """, where="new"),
+       control=True),
+]
+INJECTIONS += ROUND6
+ROUND6_IDS = tuple(i.id for i in ROUND6)
+
+
 class AnchorMissing(Exception):
     pass
 
@@ -854,6 +1172,7 @@ class AnchorMissing(Exception):
 def apply(tree: Path, edit: Edit) -> Path:
     path = tree / edit.path
     if edit.where == "new":
+        path.parent.mkdir(parents=True, exist_ok=True)  # an extension package beside torch/
         path.write_text(edit.code)
         return path
     text = path.read_text()

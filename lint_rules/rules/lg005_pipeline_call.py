@@ -96,6 +96,14 @@ kind = "helper"
 lite = "always"
 why = "wraps a function; the wrapped function is the step"
 """
+_GETATTR = """
+[[pass]]
+name = "builtins:getattr"
+stage = "post_grad"
+kind = "helper"
+lite = "always"
+why = "reads an attribute; what it returns, when called, is the step"
+"""
 _RUN_ALL = """
 [[pipeline]]
 root = "torch._inductor.fx_passes.post_grad:run_all"
@@ -205,6 +213,26 @@ class UnregisteredPipelineCall(IndexRule):
                 message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls 'fuse_int8',"
                 " which no registry entry names; a step of a pass pipeline must be registered: "
                 + _HINT.format("fuse_int8")),
+        # a dict display indexed in the root: the function the entry holds runs (round 6)
+        Example("def dedup(g):\n    pass\n\nEXTRA = {'dedup': dedup}\n\n"
+                "def post_grad_passes(gm):\n    EXTRA['dedup'](gm.graph)\n", path=_PATH,
+                registry=_REGISTRY, line=7,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls 'dedup',"
+                " which no registry entry names; a step of a pass pipeline must be registered: "
+                + _HINT.format("dedup")),
+        # getattr(module, name)() over a tuple of names: each attribute named runs (round 6)
+        Example("import sys\n\n\n\n\ndef post_grad_passes(gm):\n"
+                "    for name in ('late_step',):\n        getattr(sys, name)(gm.graph)\n",
+                path=_PATH, registry=_REGISTRY + _GETATTR, line=8,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                " 'sys:late_step', which no registry entry names; a step of a pass pipeline must"
+                " be registered: " + _HINT.format("sys:late_step")),
+        # ... and a name that cannot be read is reported as written, never skipped
+        Example("def post_grad_passes(gm, name):\n    getattr(gm, name)()\n", path=_PATH,
+                registry=_REGISTRY + _GETATTR, line=2,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                " 'getattr(gm, name)', which no registry entry names; a step of a pass pipeline"
+                " must be registered: " + _HINT.format("getattr(gm, name)")),
         Example("def rewrite(gm):\n    pass\n", path="torch/_inductor/fx_passes/new_rewrite.py",
                 registry=_REGISTRY, line=1,
                 message="module 'torch/_inductor/fx_passes/new_rewrite.py' is in the FX pass package"
@@ -284,6 +312,24 @@ class UnregisteredPipelineCall(IndexRule):
                       roots) -> list[tuple[bool, str, list[str], str]]:
         if callee[0] == "call" and _is_partial_call(callee):
             callee = callee[2][0]  # functools.partial(f, ...)(g): f runs
+        if callee[0] == "call" and callee[1] == ["n", "getattr"] and len(callee[2]) >= 2 \
+                and "getattr" not in index.modules[module]["imports"]:
+            # getattr(self, name)(): the attribute each string ``name`` may be runs (a loop over
+            # a tuple of method names); a name that cannot be read is reported as written
+            obj, names = callee[2][0], index.strings(module, scope, callee[2][1], klass)
+            if names and all(not isinstance(n, Unresolved) and n[0] == "str" for n in names) \
+                    and obj[0] == "n":
+                return [cls._name(index, module, scope, klass, ["n", f"{obj[1]}.{n[1]}"])
+                        for n in names]
+            text = f"getattr({_text(obj)}, {_text(callee[2][1])})"
+            return [(False, text, [text], "")]
+        if callee[0] == "sub":
+            # PASSES["dedup"](g), PASSES a dict display: the function that entry holds runs
+            made = index.values(module, scope, callee, klass)
+            if made and all(not isinstance(v, Unresolved) and v[0] == "func" for v in made):
+                return [(_is_root(index, v, roots), index.identity(v[1], v[2]),
+                         [index.identity(v[1], v[2]), qualified_name(v[1], v[2])],
+                         v[1] if is_torch_module(v[1]) else "") for v in made]
         while callee[0] == "call":
             callee = callee[1]  # make_pass()(g): named by the factory
         if callee[0] == "n":
