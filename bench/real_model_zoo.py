@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy
 import torch
 from torch import nn
 
@@ -433,6 +432,14 @@ def _compiler(variant: str) -> Callable[[nn.Module], Any]:
     return lambda m: upstream(m, backend="lite", fullgraph=False)
 
 
+def _seed_numpy(seed: int) -> None:
+    try:
+        import numpy  # a dependency of transformers, not of torch
+    except ImportError:
+        return
+    numpy.random.seed(seed)
+
+
 def run_variant(case: Case, model: nn.Module, mode: str, dtype: str, variant: str,
                 device: str = "cpu", seed: int = 0) -> dict[str, Any]:
     """One compiled run on a private copy: named outputs (+ grads and buffers when training)."""
@@ -452,7 +459,7 @@ def run_variant(case: Case, model: nn.Module, mode: str, dtype: str, variant: st
     with regions, autocast, grad:
         compiled = _compiler(variant)(model)
         torch.manual_seed(seed + 1)  # dropout, stochastic depth: the same draws for every variant
-        numpy.random.seed(seed + 1)  # Wav2Vec2's SpecAugment masks draw from numpy
+        _seed_numpy(seed + 1)  # Wav2Vec2's SpecAugment masks draw from numpy
         outputs = _float_leaves(compiled(*args, **kwargs))
     named = [(f"output[{i}]", o.detach()) for i, o in enumerate(outputs)]
     if mode == "train":
