@@ -471,8 +471,11 @@ def run_variant(case: Case, model: nn.Module, mode: str, dtype: str, variant: st
     seconds = time.perf_counter() - start
     ledgers = lite_compiler.all_ledgers()[first_ledger:]
     region_graphs = sum(len(ledger.region_code) for ledger in ledgers)
+    # Modules in a region whose ops never reached the compiler (a fast path skipped them).
+    skipped = sorted({e.name for ledger in ledgers for e in ledger
+                      if e.kind == "region" and not e.allowed})
     return {"tensors": named, "seconds": seconds, "region_graphs": region_graphs,
-            "graphs": len(ledgers)}
+            "graphs": len(ledgers), "skipped_region_modules": skipped}
 
 
 def compare(reference: list[tuple[str, torch.Tensor]], got: list[tuple[str, torch.Tensor]]) -> dict:
@@ -542,6 +545,8 @@ def measure(name: str, device: str = "cpu", modes=MODES, dtypes=DTYPES,
                 verdict["seconds"] = round(result["seconds"], 2)
                 if variant == "lite_regions":
                     verdict["region_graphs"] = result["region_graphs"]
+                    if result["skipped_region_modules"]:
+                        verdict["skipped_region_modules"] = result["skipped_region_modules"]
                 row[variant] = verdict
             rows.append(row)
     return {"model": name, "library": case.library, "rows": rows}

@@ -140,6 +140,8 @@ def _cell(result: dict | None, reference_only: bool = False) -> str:
     text = "bitwise" if result.get("bitwise") else f"differs ({result.get('detail', '')})"
     if "region_graphs" in result:
         text += f", {result['region_graphs']} region graphs"
+    if result.get("skipped_region_modules"):
+        text += f", {len(result['skipped_region_modules'])} region modules skipped (reported)"
     return text.replace("|", "\\|")
 
 
