@@ -23,8 +23,9 @@ the op as for any other, and a decomposition that is not bitwise leaves the op A
   reductions mean and sum, fp32 and fp64: ATen zero-fills ``[N, C]`` and writes one value per row,
   ``grad = -(grad_output / total_weight)`` (mean) or ``-grad_output`` (sum), times ``weight[t]``
   when given, at column ``t = target[i]`` unless ``t == ignore_index``. Here, without a scatter:
-  ``where((arange(C) == t) & (t != ignore_index), [weight *] grad, 0)``, with ``-x`` as a flip of
-  the sign bit (ATen's unary minus; Triton's is ``0 - x``, which makes -0.0 of +0.0). The result
+  ``where((arange(C) == t) & (t != ignore_index), [weight *] grad, 0)``, with ``-x`` as ATen's
+  unary minus computes it (a flip of the sign bit, a NaN made canonical; Triton's is ``0 - x``,
+  which makes +0.0 of +0.0). The result
   has at most one element per row that is not +0.0, and lite_compiler.order_independent sees that
   in this structure. torch's decomposition (a scatter of -1.0, then a multiply) makes ``0 * g``
   everywhere else, NaN where ``g`` is infinite.
@@ -70,26 +71,52 @@ class Unfaithful(Exception):
     ATen; the message says why)."""
 
 
-_SIGN_BIT = {torch.float32: (torch.int32, -(1 << 31)), torch.float64: (torch.int64, -(1 << 63))}
+_SIGN_BIT = {torch.float32: (torch.int32, -(1 << 31)), torch.float64: (torch.int64, -(1 << 63)),
+             torch.bfloat16: (torch.int16, -(1 << 15)), torch.float16: (torch.int16, -(1 << 15))}
+# ATen's CUDA arithmetic writes this NaN for any NaN it computes (measured on the H200: fp32
+# mul(x, 1.0) and neg gave 0x7fffffff; bf16 0x7fff), where a compiler folds x * 1.0 into x or
+# -x into a sign flip that keeps the payload.
+_CANONICAL_NAN = {torch.float32: (torch.int32, 0x7FFFFFFF), torch.bfloat16: (torch.int16, 0x7FFF),
+                  torch.float16: (torch.int16, 0x7FFF), torch.float64: (torch.int64, 0x7FFFFFFFFFFFFFFF)}
 
 
-def _negate(x: torch.Tensor) -> torch.Tensor:
-    """ATen's unary minus: a flip of the sign bit (-0.0 of +0.0; a NaN keeps its payload)."""
+def _canonical_nan(x: torch.Tensor) -> torch.Tensor:
+    ints, nan = _CANONICAL_NAN[x.dtype]
+    return torch.full((), nan, dtype=ints, device=x.device).view(x.dtype)
+
+
+def _negate(x: torch.Tensor, canonical: bool = True) -> torch.Tensor:
+    """ATen's unary minus: a flip of the sign bit (-0.0 of +0.0); on CUDA a NaN made canonical
+    (the H200: fp32 neg of 0x7fc00000 gave 0x7fffffff, bf16 neg of 0x7f81 gave 0x7fff), on a CPU
+    (``canonical=False``) the NaN's sign flipped with the rest."""
     ints, sign = _SIGN_BIT[x.dtype]
-    return torch.bitwise_xor(x.view(ints), sign).view(x.dtype)
+    flipped = torch.bitwise_xor(x.view(ints), sign).view(x.dtype)
+    return torch.where(x != x, _canonical_nan(x), flipped) if canonical else flipped
 
 
-def _nll_loss_backward(grad_output: torch.Tensor, self: torch.Tensor, target: torch.Tensor,
-                       weight: torch.Tensor | None, reduction: int, ignore_index: int,
-                       total_weight: torch.Tensor) -> torch.Tensor:
+_WIDE = (torch.float32, torch.float64)  # the loss tail's dtypes decomposed here
+
+
+def _nll_loss_backward(canonical: bool) -> Callable[..., Any]:
+    def decomposition(grad_output: torch.Tensor, self: torch.Tensor, target: torch.Tensor,
+                      weight: torch.Tensor | None, reduction: int, ignore_index: int,
+                      total_weight: torch.Tensor) -> torch.Tensor:
+        return _nll_loss_backward_2d(grad_output, self, target, weight, reduction, ignore_index,
+                                     total_weight, canonical)
+    return decomposition
+
+
+def _nll_loss_backward_2d(grad_output: torch.Tensor, self: torch.Tensor, target: torch.Tensor,
+                          weight: torch.Tensor | None, reduction: int, ignore_index: int,
+                          total_weight: torch.Tensor, canonical: bool) -> torch.Tensor:
     if self.dim() != 2 or target.dim() != 1 or reduction not in (1, 2):
         raise Unfaithful("only [N, C] inputs with reduction mean or sum follow ATen's reduce kernel")
-    if self.dtype not in _SIGN_BIT or grad_output.dtype != self.dtype \
+    if self.dtype not in _WIDE or grad_output.dtype != self.dtype \
             or (weight is not None and weight.dtype != self.dtype):
         raise Unfaithful(f"{self.dtype}: ATen computes its value in that dtype's arithmetic; only"
                          " float32 and float64 are decomposed")
     grad = grad_output / total_weight if reduction == 1 else grad_output
-    grad = _negate(grad)
+    grad = _negate(grad, canonical)
     column = torch.arange(self.shape[1], device=self.device, dtype=target.dtype).unsqueeze(0)
     rows = target.unsqueeze(1)
     hit = torch.logical_and(column == rows, rows != ignore_index)
@@ -98,20 +125,12 @@ def _nll_loss_backward(grad_output: torch.Tensor, self: torch.Tensor, target: to
 
 
 def _neg(self: torch.Tensor) -> Any:
-    """ATen's ``-a``: for float32/float64 ``neg.f32`` (a sign flip: -0.0 of +0.0); for bf16 and
-    fp16 ``-float(a)`` converted back (c10's operator-), here ``float(a) * -1.0`` converted back.
-    Triton's unary minus is ``0 - x``, which makes +0.0 of +0.0. Other dtypes: Inductor's own."""
+    """ATen's ``-a`` (fp32 ``neg.f32``; bf16/fp16 ``-float(a)`` converted back): a sign flip, a
+    NaN made canonical. Triton's unary minus is ``0 - x`` (+0.0 of +0.0), and ``float(x) * -1.0``
+    converted back became a bf16 sign flip that kept the payload (H200). Other dtypes: Inductor's."""
     if self.dtype in _SIGN_BIT:
         return _negate(self)
-    if self.dtype in (torch.bfloat16, torch.float16):
-        return (self.to(torch.float32) * -1.0).to(self.dtype)
     return NotImplemented
-
-
-# ATen's CUDA arithmetic writes this NaN for any NaN it computes (measured on the H200: fp32
-# mul(x, 1.0) gave 0x7fffffff, bf16 0x7fff), where a compiler folds x * 1.0 into x.
-_CANONICAL_NAN = {torch.float32: (torch.int32, 0x7FFFFFFF), torch.bfloat16: (torch.int16, 0x7FFF),
-                  torch.float16: (torch.int16, 0x7FFF)}
 
 
 def _mul(self: Any, other: Any) -> Any:
@@ -122,19 +141,18 @@ def _mul(self: Any, other: Any) -> Any:
     if not (isinstance(self, torch.Tensor) and isinstance(other, (int, float))
             and not isinstance(other, bool) and other == 1 and self.dtype in _CANONICAL_NAN):
         return NotImplemented
-    ints, nan = _CANONICAL_NAN[self.dtype]
-    canonical = torch.full((), nan, dtype=ints, device=self.device).view(self.dtype)
-    return torch.where(self != self, canonical, self)
+    return torch.where(self != self, _canonical_nan(self), self)
 
 
 def _log_softmax_backward(fma: bool) -> Callable[..., Any]:
     def decomposition(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
                       input_dtype: torch.dtype) -> torch.Tensor:
-        if not (grad_output.dtype == output.dtype == input_dtype) or input_dtype not in _SIGN_BIT:
+        if not (grad_output.dtype == output.dtype == input_dtype) or input_dtype not in _WIDE:
             raise Unfaithful("only float32 and float64 with one dtype throughout are decomposed")
         total = torch.sum(grad_output, dim, keepdim=True)
         if fma:  # nvcc: fma(-exp(output), sum, gradOutput)
-            return torch.addcmul(grad_output, _negate(torch.exp(output)), total)
+            # (-exp: a sign flip; a NaN's payload does not matter, the fma makes any NaN canonical)
+            return torch.addcmul(grad_output, _negate(torch.exp(output), canonical=False), total)
         return grad_output - torch.exp(output) * total
     return decomposition
 
@@ -142,10 +160,10 @@ def _log_softmax_backward(fma: bool) -> Callable[..., Any]:
 # Per device type: op overload -> a decomposition following that device's ATen kernel.
 FAITHFUL: dict[str, dict[Any, Callable[..., Any]]] = {
     "cuda": {aten.silu_backward.default: _silu_backward, aten.relu.default: _relu,
-             aten.nll_loss_backward.default: _nll_loss_backward,
+             aten.nll_loss_backward.default: _nll_loss_backward(canonical=True),
              aten._log_softmax_backward_data.default: _log_softmax_backward(fma=True),
              aten.neg.default: _neg, aten.mul.Tensor: _mul},
-    "cpu": {aten.nll_loss_backward.default: _nll_loss_backward,
+    "cpu": {aten.nll_loss_backward.default: _nll_loss_backward(canonical=False),
             aten._log_softmax_backward_data.default: _log_softmax_backward(fma=False)},
 }
 # Ops that no tag marks pointwise and that join fusion groups only through the decomposition

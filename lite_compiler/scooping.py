@@ -127,27 +127,33 @@ def scoop(gm: torch.fx.GraphModule) -> list[tuple[str, Any, dict[str, Any]]]:
 
 def _split_for_order(gm: torch.fx.GraphModule, members: dict[torch.fx.Node, Any],
                      order: dict[torch.fx.Node, int]) -> list[dict[torch.fx.Node, Any]]:
-    """Split a partition where a node outside it already uses its results before its last node.
+    """Split a partition where one call for it would reorder the graph outside it.
 
     The partitioner merges every node of one region id it can without a cycle, also nodes far
-    apart (T5's encoder and decoder norms in one region "norm"). One call for all of them would
-    make the nodes outside that use the early part wait for the late part: the graph outside the
-    regions would run in another order than AOTAutograd's. Cutting the partition, in graph order,
-    before a member that comes after such a user keeps every outside node where it was.
+    apart (T5's encoder and decoder norms in one region "norm"). One call for a chunk of members
+    must stand after every outside node they need and before every outside node that uses them;
+    otherwise the nodes outside would run in another order than AOTAutograd's. So a chunk grows
+    in graph order while the last outside node its members need comes before the first outside
+    node that uses one of them, and is cut before a member that would break that. (Until round 6
+    a chunk was cut at any outside user between its members, even where every member needed
+    only earlier nodes and could run earlier: that kept llama's silu_backward away from the
+    multiplies before it.)
     """
     ranked = sorted(members, key=order.__getitem__)
-    nodes = list(gm.graph.nodes)[order[ranked[0]]:order[ranked[-1]] + 1]
     chunks: list[dict[torch.fx.Node, Any]] = []
     current: dict[torch.fx.Node, Any] = {}
-    users: set[torch.fx.Node] = set()  # nodes outside the chunk that depend on it
-    for node in nodes:
-        if node in members:
-            if users:
-                chunks.append(current)
-                current, users = {}, set()
-            current[node] = members[node]
-        elif current and any(i in current or i in users for i in node.all_input_nodes):
-            users.add(node)
+    last_input = -1  # the last outside node the chunk's members need
+    users: set[torch.fx.Node] = set()  # the outside nodes that use the chunk's members
+    for node in ranked:
+        needs = max((order[i] for i in node.all_input_nodes if i not in current), default=-1)
+        after = (users - {node}) | {u for u in node.users if u not in current}
+        if current and max(last_input, needs) >= min((order[u] for u in after), default=len(order)):
+            chunks.append(current)
+            current, last_input = {}, -1
+            needs = max((order[i] for i in node.all_input_nodes), default=-1)
+            after = set(node.users)
+        current[node] = members[node]
+        last_input, users = max(last_input, needs), after
     chunks.append(current)
     return chunks
 
