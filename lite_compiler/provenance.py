@@ -14,6 +14,7 @@ the identity reported is the code's own (its globals' module and ``co_qualname``
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import sys
 import types
@@ -267,48 +268,30 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     ``device_codegens``), whose code was compiled outside torch (and outside the standard
     library), imports aside.
 
-    A module or class whose namespace holds the very same objects as at the last sweep is not
-    looked at again (compared by identity, at C speed; the old objects are held, so an id is
-    never a recycled one): the first sweep of a process costs ~90-110 ms, later ones ~8-14 ms
-    (2 shared CPU cores)."""
+    A module, class or container whose namespace holds the very same objects as at the last
+    sweep is not looked at again (compared by identity, at C speed; the old objects are held, so
+    "is" never meets a recycled one): the first sweep of a process costs ~90-110 ms, later ones
+    ~10-20 ms (2 shared CPU cores)."""
     modules = [(name, module) for name, module in list(sys.modules.items())
-               if module is not None and name.startswith(prefix)]
-    held = _LAST_SWEEP.get(prefix)
-    if held is not None and held[0] == [id(m) for _, m in modules] and _same_objects(held[1], held[3]):
-        return list(held[4])  # nothing Inductor holds was replaced since the last sweep
+               if module is not None and name.startswith(prefix)
+               and _file_in_torch(getattr(module, "__file__", None) or "<none>")]
+    # (torch's source only: Inductor's generated code registers modules under its name too)
     found = []
-    spaces: list[Any] = []  # every namespace read, for the next sweep's shortcut
     bases: dict[type, None] = {}
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
     for name, module in modules:
-        if not _file_in_torch(getattr(module, "__file__", None) or "<none>"):
-            continue  # torch's source only (Inductor's generated code registers modules too)
         classes, functions, containers, inherited = _contents_of(name, module)
-        spaces.append(vars(module))
         found += functions
         for cls in classes:
             found += _foreign_members(name, cls)
-            spaces.append(vars(cls))
         for attr, container in containers:
             if id(container) not in containers_seen:
                 containers_seen.add(id(container))
-                held, records = _foreign_in_container(f"{name}:{attr}", container)
-                found += held
-                spaces += [container, *records]
+                found += _foreign_in_container(f"{name}:{attr}", container)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
-        spaces.append(vars(base))
-    objects = _objects_in(spaces)
-    _LAST_SWEEP[prefix] = ([id(m) for _, m in modules], spaces, objects, tuple(map(id, objects)),
-                           tuple(found))
     return found
-
-
-# prefix -> (ids of the modules, the namespaces read, every object they held (held: their ids
-# stay unique), those ids, what was found)
-_LAST_SWEEP: dict[str, tuple[list[int], list[Any], tuple[Any, ...], tuple[int, ...],
-                             tuple[tuple[str, Any], ...]]] = {}
 
 
 def _objects_in(spaces: list[Any]) -> tuple[Any, ...]:
@@ -321,25 +304,18 @@ def _objects_in(spaces: list[Any]) -> tuple[Any, ...]:
         for space in spaces))
 
 
-def _same_objects(spaces: list[Any], held_ids: tuple[int, ...]) -> bool:
-    """Whether the namespaces hold the very objects they held (ids compared, at C speed: ~1 ms
-    for all of Inductor, where reading namespace by namespace costs ~8-14 ms)."""
-    return tuple(map(id, _objects_in(spaces))) == held_ids
-
-
 def _unchanged(key: Any, namespace: Any) -> bool:
-    """Whether ``namespace`` (a namespace, or a tuple of objects) holds the objects it held when
-    last asked under ``key``."""
+    """Whether ``namespace`` (a namespace, or a tuple of objects) holds the very objects it held
+    when last asked under ``key`` (identity, at C speed, allocating nothing per object)."""
     values = tuple(namespace.values()) if hasattr(namespace, "values") else tuple(namespace)
-    ids = tuple(map(id, values))
     held = _SWEPT.get(key)
-    if held is not None and held[1] == ids:
+    if held is not None and len(held) == len(values) and all(map(operator.is_, held, values)):
         return True
-    _SWEPT[key] = (values, ids)  # holding the values keeps their ids from being reused
+    _SWEPT[key] = values  # held: the old objects stay alive, so "is" never meets a recycled one
     return False
 
 
-_SWEPT: dict[Any, tuple[tuple[Any, ...], tuple[int, ...]]] = {}
+_SWEPT: dict[Any, tuple[Any, ...]] = {}
 _CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
@@ -385,18 +361,24 @@ def _is_op(obj: Any) -> bool:
     return type(obj).__module__ == "torch._ops"  # OpOverload, OpOverloadPacket, HigherOrderOperator
 
 
-def _foreign_in_container(where: str, container: Any) -> tuple[list[tuple[str, Any]], list[Any]]:
+def _foreign_in_container(where: str, container: Any) -> list[tuple[str, Any]]:
     """The foreign code a module-level container of Inductor holds: a class defined outside torch
     that extends one of torch's (a device's Scheduling or wrapper codegen), or a function compiled
     outside torch; looked into one level (a DeviceCodegen record in a dict). Entries keyed by an
     ATen op (Inductor's lowering and decomposition tables) are not: they are checked where the op
     is lowered or decomposed, so an override that no region uses never runs and is not refused.
-    Also returns the namespaces of the records it holds (a field set in place is a change)."""
-    values = list(container.values()) if isinstance(container, dict) else list(container)
-    records = [vars(v) for v in values if _is_record(v)]
-    if _unchanged(("container", where, id(container)), _objects_in([container, *records])) \
-            and where in _HELD:
-        return _HELD[where], records
+    A record's field set in place is a change too."""
+    if isinstance(container, dict) and container and _is_op(next(iter(container))):
+        return []  # an op table: checked where the op is lowered or decomposed
+    key = ("container", where, id(container))
+    held = _HELD.get(where)
+    if _unchanged(key, container if isinstance(container, dict) else tuple(container)) \
+            and held is not None and (not held[1] or _unchanged((*key, "records"), _objects_in(held[1]))):
+        return held[0]  # the same entries, and the records among them hold the same fields
+    # Records are looked into in dicts only (registries such as device_codegens): module-level
+    # lists collect per-compile records (metrics, logs), which would grow every sweep.
+    records = [vars(v) for v in container.values() if _is_record(v)] if isinstance(container, dict) else []
+    _unchanged((*key, "records"), _objects_in(records))
     found = []
     items = list(container.items()) if isinstance(container, dict) else list(enumerate(container))
     for key, value in items:
@@ -406,8 +388,8 @@ def _foreign_in_container(where: str, container: Any) -> tuple[list[tuple[str, A
         for item in _record_fields(value):
             if _foreign_code_item(item):
                 found.append((label, item))
-    _HELD[where] = found
-    return found, records
+    _HELD[where] = (found, records)
+    return found
 
 
 def _is_record(value: Any) -> bool:
@@ -416,7 +398,7 @@ def _is_record(value: Any) -> bool:
         and hasattr(value, "__dict__") and _is_torch_class(type(value))
 
 
-_HELD: dict[str, list[tuple[str, Any]]] = {}
+_HELD: dict[str, tuple[list[tuple[str, Any]], list[Any]]] = {}
 
 
 def _record_fields(value: Any) -> list[Any]:

@@ -1231,3 +1231,24 @@ def test_record_field_set_in_place_after_a_clean_compile_is_refused(cpu_codegen)
     finally:
         object.__setattr__(cpu, "scheduling", original)
     assert violation.pass_name == qualified(MyScheduling.__qualname__) and RAN == []
+
+
+def test_torch_code_object_run_with_globals_of_its_own_is_not_torch_code(monkeypatch):
+    """types.FunctionType(torch_code, other_globals): torch's bytecode whose global names resolve
+    to the attacker's functions (here: what _recursive_post_grad_passes calls as
+    post_grad_passes). Its globals are no module's namespace, so it is not torch's code."""
+    import types
+
+    import torch._inductor.compile_fx as compile_fx
+
+    def post_grad_passes(gm, is_inference):
+        RAN.append("post_grad_passes")
+        mul_to_add(gm.graph)
+
+    original = compile_fx._recursive_post_grad_passes
+    rebound = types.FunctionType(original.__code__, {**vars(compile_fx), "post_grad_passes": post_grad_passes},
+                                 original.__name__, original.__defaults__, original.__closure__)
+    rebound.__kwdefaults__ = original.__kwdefaults__
+    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", rebound)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == "torch._inductor.compile_fx:_recursive_post_grad_passes" and RAN == []
