@@ -87,6 +87,8 @@ NOT_A_PASS = ("LG006",)
 def score(project: dict, root: Path, findings: list[dict]) -> dict:
     passes = project["passes"]
     sites = {(p["file"], line): p["name"] for p in passes for line in p["sites"]}
+    # run-time replacements of torch's pipeline code (labels of their own: not passes)
+    patches = {(p["file"], p["line"]): p for p in project.get("pipeline_patches", ())}
     names = {p["name"] for p in passes}
     verdicts, unresolved = [], []
     for finding in findings:
@@ -95,24 +97,33 @@ def score(project: dict, root: Path, findings: list[dict]) -> dict:
             unresolved.append(f"{relative}:{finding['line']} {finding['code']} {finding['name']}")
             continue
         match = finding["name"] if finding["name"] in names else sites.get((relative, finding["line"]))
+        patch = patches.get((relative, finding["line"]))
         verdicts.append({"path": relative, "line": finding["line"], "code": finding["code"],
-                         "name": finding["name"], "matches": match})
+                         "name": finding["name"], "matches": match,
+                         "patch": patch["target"] if patch and not match else None})
     found = {v["matches"] for v in verdicts if v["matches"]}
+    patched = {v["patch"] for v in verdicts if v["patch"]}
     right = {v["name"] for v in verdicts if v["name"] in names}
-    true = sum(1 for v in verdicts if v["matches"])
+    true = sum(1 for v in verdicts if v["matches"] or v["patch"])
+    inside = [p for p in patches.values() if p["in_registry_packages"]]
     return {"project": project["project"], "passes": len(passes), "found": len(found),
+            "patches": len(patches), "patches_inside": len(inside),
+            "patches_found": len(patched),
+            "patches_missed": sorted(p["target"] for p in patches.values()
+                                     if p["target"] not in patched),
             "identity_right": len(right), "findings": len(verdicts), "true_positives": true,
             "missed": sorted(names - found), "false_positives": [v for v in verdicts
-                                                                if not v["matches"]],
+                                                                if not (v["matches"] or v["patch"])],
             "verdicts": verdicts, "unresolved": len(unresolved), "unresolved_sites": unresolved}
 
 
 def table(results: list[dict]) -> str:
-    rows = ["| project | real passes | found | identity as the guard checks | findings | precision"
+    rows = ["| project | real passes | found | identity as the guard checks | run-time pipeline"
+            " patches found (labelled; in the registry's packages) | findings | precision"
             " | unresolved config stores (LG006) |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     total = {"passes": 0, "found": 0, "identity_right": 0, "findings": 0, "true_positives": 0,
-             "unresolved": 0}
+             "unresolved": 0, "patches": 0, "patches_inside": 0, "patches_found": 0}
     for r in results:
         for key in total:
             total[key] += r[key]
@@ -124,7 +135,8 @@ def table(results: list[dict]) -> str:
 def _row(name: str, r: dict) -> str:
     precision = f"{r['true_positives']}/{r['findings']}" if r["findings"] else "-"
     return (f"| {name} | {r['passes']} | {r['found']} ({100 * r['found'] // max(r['passes'], 1)}%)"
-            f" | {r['identity_right']} | {r['findings']} | {precision} | {r['unresolved']} |")
+            f" | {r['identity_right']} | {r['patches_found']} ({r['patches']}; {r['patches_inside']})"
+            f" | {r['findings']} | {precision} | {r['unresolved']} |")
 
 
 def main() -> int:
@@ -168,6 +180,8 @@ def main() -> int:
     for r in results:
         for name in r["missed"]:
             print(f"missed  {r['project']}: {name}")
+        for target in r["patches_missed"]:
+            print(f"patch missed  {r['project']}: {target}")
         for v in r["false_positives"]:
             print(f"extra   {r['project']}: {v['path']}:{v['line']} {v['code']} {v['name']}")
         for site in r["unresolved_sites"]:
@@ -200,7 +214,11 @@ def write_section(whole: str, alone: str, src: Path | None) -> None:
             "and the identity the guard checks). "
             "Caveat: the labels are ours, and the lint was fixed against the misses they showed "
             "(70/87 found at 89d99ba), so this is recall on code the lint was tuned to. Every miss "
-            "and label rule: [docs/lint-recall.md](docs/lint-recall.md).\n\n"
+            "and label rule: [docs/lint-recall.md](docs/lint-recall.md). Since round 6 a finding"
+            " on a labelled run-time patch of torch's pipeline code (`pipeline_patches` in the JSON:"
+            " `Scheduler.dead_node_elimination = ...`, `exec` into `torch._functorch.partitioners`)"
+            " counts as true; those labels were written by grepping each snapshot for assignments"
+            " to names imported from torch, after the lint learnt to report them.\n\n"
             f"Each project's package linted whole:\n\n{whole}\n\n"
             f"Pass directories linted on their own:\n\n{alone}\n")
     replace_section(REPO / "BENCHMARKS.md", SECTION, body)

@@ -2545,6 +2545,22 @@ def _installed_source(module: str) -> Path | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def is_config_module(dotted: str) -> bool:
+    """Is the installed module ``dotted`` (or the module a dotted path starts with) one of
+    torch's config modules, by what it does: it calls ``install_config_module`` on itself
+    (``torch.fx.experimental._config``, ``torch._dynamo.config``, ...). Read, never imported."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 1, -1):
+        path = _installed_source(".".join(parts[:end]))
+        if path is not None:
+            try:
+                return b"install_config_module(" in path.read_bytes()[:2_000_000]
+            except OSError:
+                return False
+    return False
+
+
 _EXTERNAL: dict[tuple, dict | None] = {}  # installed base modules, summarized once per process
 
 

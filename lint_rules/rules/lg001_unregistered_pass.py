@@ -32,7 +32,8 @@ from typing import Any
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
-from lint_rules.index import MAX_ANCESTORS, Index, Unresolved, Vocabulary, real_module, text_of
+from lint_rules.index import (MAX_ANCESTORS, Index, Unresolved, Vocabulary, is_config_module,
+                              real_module, text_of)
 from lint_rules.rule import IndexRule
 from lite_guard.hints import one_line, pass_hint
 from lite_guard.identity import is_qualified, is_torch_module, qualified_name
@@ -668,7 +669,12 @@ class _Check:
         if not is_torch_module(target) or any(target == c or target.startswith(c + ".")
                                               for c in index.vocab.config_modules) \
                 or not any(target == p or target.startswith(p + ".")
-                           for p in index.vocab.pipeline_packages):
+                           for p in index.vocab.pipeline_packages) \
+                or is_config_module(target):
+            return  # not the pipeline; or a key of a config module (torch.fx.experimental._config)
+        if site["attr"].startswith("[") and _below_module(target) > 1:
+            # V.graph.buffers[i] = b: an entry of an object reached at run time (a pass's own
+            # work on Inductor's state), not a module-level table such as lowerings[op]
             return
         where = f"{target}{site['attr']}" if site["attr"].startswith("[") \
             else f"{target}.{site['attr']}"
@@ -798,3 +804,15 @@ def _owner(site: dict) -> str:
 
 __all__ = ["UnregisteredPass", "text_of"]
 
+
+def _below_module(dotted: str) -> int:
+    """How many names of ``dotted`` lie below the longest prefix that is an installed module
+    (``torch._inductor.lowering.lowerings``: 1; ``torch._inductor.virtualized.V.graph.buffers``:
+    3); the whole length when no prefix is one."""
+    from lint_rules.index import _installed_source
+
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        if _installed_source(".".join(parts[:end])) is not None:
+            return len(parts) - end
+    return len(parts)
