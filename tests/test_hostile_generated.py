@@ -60,7 +60,9 @@ def _weird(kind: str, n: int) -> bytes:
         "attr_chain": "x = a" + ".b" * n,
         "lambdas": "f = " + "lambda: " * n + "1",
         "subscripts": "x = a" + "[0]" * n,
-        "indent": "".join("    " * i + f"if x{i}:\n" for i in range(n)) + "    " * n + "pass",
+        # quadratic in n: capped (Python stops at 100 levels anyway)
+        "indent": "".join("    " * i + f"if x{i}:\n" for i in range(min(n, 300)))
+        + "    " * min(n, 300) + "pass",
         "big_int": "x = " + "9" * n,
         "long_string": "x = '" + "a" * n + "'",
         "long_list": "x = [" + "1, " * n + "]",
