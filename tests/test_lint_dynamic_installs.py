@@ -193,3 +193,28 @@ def test_a_graph_annotation_imported_from_another_package_is_not_an_fx_graph(tmp
     assert result.stdout.splitlines() == [_lg001(
         "m.py:14:5", "m:_fix_fx", "function taking an FX graph (annotated GraphModule), handed on"
         " as '_fix_fx' in m", "post_grad")], result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("case", ["alias", "type_class", "module_function", "exec_into_module",
+                                  "table_entries"])
+def test_flake8_and_lintrunner_report_the_same_lines(tmp_path, case):
+    """The adapters are the same engine: flake8 (``LG`` codes) and the lintrunner format name
+    the same line, column and message as ``check``."""
+    import json
+
+    source, expected = CASES[case]
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "m.py").write_text(source, encoding="utf-8")
+    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")}
+    flake8 = subprocess.run([str(BIN / "flake8"), "--select", "LG", "--isolated", "m.py"],
+                            cwd=root, capture_output=True, text=True, timeout=120, env=env)
+    assert "Traceback" not in flake8.stderr, flake8.stderr
+    assert flake8.stdout.splitlines() == [line.replace(" LG", ": LG", 1) for line in expected]
+    lint = subprocess.run([str(BIN / "lite_guard"), "check", "--no-project", "--no-cache",
+                           "--format", "lintrunner", "."], cwd=root, capture_output=True, text=True,
+                          timeout=120, env=env)
+    messages = [json.loads(line) for line in lint.stdout.splitlines() if line.strip()]
+    assert [(m["line"], m["char"], m["name"], m["description"].split("\n", 1)[0])
+            for m in messages] == [(int(e.split(":")[1]), int(e.split(":")[2].split()[0]), "LG001",
+                                   e.split(" LG001 ", 1)[1]) for e in expected]
