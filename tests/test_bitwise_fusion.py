@@ -794,6 +794,7 @@ def test_a_group_output_keeps_atens_strides_when_its_decomposition_lays_it_out_o
         gen = torch.Generator().manual_seed(step)
         return torch.randn(2, 16, 4, 8, generator=gen, requires_grad=True), torch.zeros(2, 4, 0, 8)
 
+    lite_compiler.clear_ledgers()
     _compare(fn, make)
     rows = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries if e.kind == "fusion"]
     assert _fused(rows) and not _fell_back(rows), [e.reason for e in rows if e.stage == "runtime"]
@@ -844,6 +845,7 @@ def test_a_group_takes_a_later_op_that_needs_only_earlier_nodes_across_an_outsid
         return out, other, a.grad
 
     torch._dynamo.reset()
+    lite_compiler.clear_ledgers()
     ours = grads(torch.compile(fn, backend="lite", options=FUSION))
     rows = [e for ledger in lite_compiler.all_ledgers("lite") for e in ledger.entries if e.kind == "fusion"]
     torch._dynamo.reset()
