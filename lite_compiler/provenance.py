@@ -335,6 +335,8 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
         if isinstance(value, type):
             if value.__module__ == name:
                 classes.append(value)
+            elif _foreign_code_item(value):  # a subclass from outside torch in a torch class's
+                functions.append((f"{name}:{attr}", value))  # place (GraphLowering = Mine)
         elif isinstance(value, (dict, list, tuple, set, frozenset)):
             containers.append((attr, value))
         elif type(value) is types.FunctionType and not _trusted_function(value) \
@@ -416,7 +418,8 @@ def _foreign_code_item(item: Any) -> bool:
         if _is_torch_class(item) or not any(_is_torch_class(b) for b in item.__mro__[1:]
                                             if b is not object):
             return False  # torch's class, or another package's that extends nothing of torch's
-        return True
+        module = sys.modules.get(item.__module__)
+        return not (getattr(module, "__file__", None) or "").startswith(_OWN_DIR)  # the guard's
     if type(item) is types.FunctionType:
         filename = item.__code__.co_filename
         if _trusted_function(item) or filename.startswith(_OWN_DIR) or getattr(item, "__lite_guarded__", False):

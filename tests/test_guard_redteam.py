@@ -1252,3 +1252,20 @@ def test_torch_code_object_run_with_globals_of_its_own_is_not_torch_code(monkeyp
     monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", rebound)
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name == "torch._inductor.compile_fx:_recursive_post_grad_passes" and RAN == []
+
+
+def test_inductor_class_replaced_by_a_subclass_from_outside_torch_is_refused(monkeypatch):
+    """compile_fx.GraphLowering = MyGraphLowering: no method of torch's class changes; the name
+    torch looks up holds another class, whose code lowers every region."""
+    import torch._inductor.compile_fx as compile_fx
+    from torch._inductor.graph import GraphLowering
+
+    class MyGraphLowering(GraphLowering):
+        def run(self, *args):
+            RAN.append("run")
+            return super().run(*args)
+
+    monkeypatch.setattr(compile_fx, "GraphLowering", MyGraphLowering)
+    violation = refused(region_fn, torch.randn(8))
+    assert violation.pass_name == qualified(MyGraphLowering.__qualname__) and RAN == []
+    assert "patched into torch._inductor.compile_fx:GraphLowering" in violation.reason
