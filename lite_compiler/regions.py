@@ -173,6 +173,8 @@ def compile_regions(
             compiled = None  # stays None only when ``fusion.contained`` kept a group's failure
             with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides(), \
                     fusion.contained(key) if fusion is not None else contextlib.nullcontext():
+                if fusion is not None and fusion._ours(key):
+                    _check_group_decompositions(submod)  # fusion decomposes without the trace's table
                 lowered = fusion.decompose(key, submod, fake_inputs) if fusion is not None else submod
                 compiled = fusion.compiled_before(key, lowered, fake_inputs) if fusion is not None else None
                 if compiled is None:
@@ -208,6 +210,26 @@ def compile_regions(
     if scooped:
         gm.recompile()
     return [name for name, _, _ in scooped]
+
+
+def _check_group_decompositions(submod: torch.fx.GraphModule) -> None:
+    """A fusion group is decomposed by make_fx with Inductor's table (lite_compiler.fusion_regions),
+    not through the trace's selective wrappers: the entry of each op the group holds is asked
+    about first, as the wrappers ask (foreign code, or torch's decomposition of another op)."""
+    from torch._inductor.decomposition import select_decomp_table
+
+    from lite_compiler.provenance import check_region_decomposition
+
+    table = select_decomp_table()
+    for module in submod.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            try:
+                decomposition = table.get(node.target) if node.op == "call_function" else None
+            except TypeError:  # an unhashable target has no decomposition
+                continue
+            if decomposition is not None:
+                check_region_decomposition(node.target, decomposition)
 
 
 def _aten_copy(submod: torch.fx.GraphModule) -> torch.fx.GraphModule:

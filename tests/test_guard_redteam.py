@@ -1269,3 +1269,23 @@ def test_inductor_class_replaced_by_a_subclass_from_outside_torch_is_refused(mon
     violation = refused(region_fn, torch.randn(8))
     assert violation.pass_name == qualified(MyGraphLowering.__qualname__) and RAN == []
     assert "patched into torch._inductor.compile_fx:GraphLowering" in violation.reason
+
+
+def test_moved_decomposition_of_an_op_in_a_bitwise_fusion_group_is_refused(monkeypatch, tmp_path):
+    """Bitwise fusion decomposes its groups with Inductor's table itself (not through the trace's
+    selective wrappers): the group's entries are asked about all the same. sgn (abs's backward)
+    is in a group of this step; its decomposition is replaced by torch's of hardswish."""
+    from torch._inductor import decomposition
+
+    monkeypatch.setenv("LITE_GUARD_CACHE_DIR", str(tmp_path))  # verdicts of our own
+    table = decomposition.decompositions
+    monkeypatch.setitem(table, aten.sgn.default, table[aten.hardswish.default])
+    model = torch.nn.Sequential(torch.nn.Linear(24, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+
+    def loss_of(m, x, target):
+        return ((m(x) - target) ** 2 * 0.5 + m[0].weight.abs().mean() * 1e-3).mean()
+
+    step = torch.compile(loss_of, backend="lite", options={"bitwise_fusion": True})
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        step(model, torch.randn(16, 24), torch.randn(16, 8)).backward()
+    assert err.value.pass_name == "torch._inductor.decomposition:decompositions[aten.sgn.default]"
