@@ -288,8 +288,8 @@ def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
     count, busy_us, first, last = 0, 0.0, None, None
     top: dict[str, float] = {}
     for event in prof.events():
-        if event.device_type != torch.autograd.DeviceType.CUDA:
-            continue
+        if event.device_type != torch.autograd.DeviceType.CUDA or event.name.startswith("## "):
+            continue  # (a "## Call CompiledFxGraph ..." row is an annotation spanning kernels, not one)
         name = event.name.lower()
         category = next((c for c, keys in KERNEL_CATEGORIES if any(k in name for k in keys)), "other")
         duration = event.time_range.elapsed_us()
