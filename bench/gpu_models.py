@@ -735,7 +735,7 @@ def _flex(flex: dict) -> list[str]:
 def markdown(report: dict, flex: dict | None = None) -> str:
     out = [f"Produced by `{report.get('command', 'python bench/gpu_models.py')}` (through"
            f" `bench/gpu_session.sh`) with the device tool on one {report['device']} (torch {report['torch']});"
-           f" code: {report['commit']} ({report.get('code_note', '')}; {report.get('machine', '')}).",
+           f" code: {report['commit']}{_note(report)}.",
            "",
            "Each variant is a fresh process with empty Inductor/Triton caches; its clock starts before"
            " `import torch`; the package under test (`lite_compiler`) is imported after that and its import"
@@ -748,10 +748,7 @@ def markdown(report: dict, flex: dict | None = None) -> str:
            " every `BasicBlock`) in a region of its own, attention and residual adds included. The"
            " *regions* column counts region graphs (forward and backward) and how many compiled to Triton.",
            "",
-           f"**HF `LlamaForCausalLM`** (random init; {report['llama']}; SDPA, bf16; vocab and MLP width are"
-           " LlamaConfig's defaults, 32000 and 11008):", "", *_table(report, "llama"), "",
-           f"**torchvision `resnet18`** (random init; {report['resnet']}; bf16; AdaptiveAvgPool2d replaced by"
-           " the same mean, which strict determinism needs):", "", *_table(report, "resnet"), ""]
+           *_model_tables(report)]
     out += ["**Bitwise check** (strict determinism; three training steps from the same weights and inputs in"
             " one process; output, loss and every parameter's grad, `torch.equal` against aot_eager):", "",
             "| model | tensors per step | ours | ours + CUDA graphs | ours + bitwise fusion + CUDA graphs"
@@ -793,6 +790,19 @@ def markdown(report: dict, flex: dict | None = None) -> str:
     return "\n".join(out)
 
 
+def _model_tables(report: dict) -> list[str]:
+    """The step table of each model the run measured."""
+    heads = {"llama": f"**HF `LlamaForCausalLM`** (random init; {report['llama']}; SDPA, bf16; vocab and MLP"
+                      " width are LlamaConfig's defaults, 32000 and 11008):",
+             "resnet": f"**torchvision `resnet18`** (random init; {report['resnet']}; bf16; AdaptiveAvgPool2d"
+                       " replaced by the same mean, which strict determinism needs):"}
+    out = []
+    for model in MODELS:
+        if any(r["model"] == model for r in report["rows"]):
+            out += [heads[model], "", *_table(report, model), ""]
+    return out
+
+
 def _breaks(rows: list[dict]) -> list[str]:
     lines = ["| model | regions | Dynamo graphs | first break reason |", "|---|---|---|---|"]
     for r in rows:
@@ -816,13 +826,14 @@ def markdown_runs(loaded: list[dict]) -> str:
     groups = [merge(group) for group in runs.values()]
     out = [markdown(groups[0])]
     for later in groups[1:]:
-        out += ["", f"### Second run: regions on llama (code {later['commit']}; {later.get('machine', '')})", "",
-                f"`{later.get('command', '')}`; {later.get('code_note', '')}. Same harness; default"
-                " Inductor measured again in this run, so the ratios below are within the run.", "",
-                *_table(later, "llama"), "", *_goals(later)]
-        lines = _kernels(later, "llama")
-        if lines:
-            out += ["", "Kernel time per step (ms, as above):", "", *lines]
+        measured = ", ".join(m for m in MODELS if any(r["model"] == m for r in later["rows"]))
+        out += ["", f"### Earlier run: {measured} (code {later['commit']}{_note(later)})", "",
+                f"`{later.get('command', '')}`. Same harness; default Inductor measured again in this run,"
+                " so the ratios below are within the run.", "", *_model_tables(later), *_goals(later)]
+        for model in MODELS:
+            lines = _kernels(later, model)
+            if lines:
+                out += ["", f"Kernel time per step ({model}, ms, as above):", "", *lines]
         row = next((r for r in later["rows"] if "region_breakdown" in r), None)
         if row:
             b, a = row["region_breakdown"]["through_inductor_call"], row["region_breakdown"]["direct"]
@@ -831,8 +842,8 @@ def markdown_runs(loaded: list[dict]) -> str:
                     f" each calling the generated code directly ({b['host_us_boundary_per_call']} us through"
                     f" `CompiledFxGraph.__call__`), {a['misaligned_input_copies_per_step']} misaligned-input copies."]
     for report in flex:
-        out += ["", f"### Seed flex-attention example (code {report.get('commit')}; {report.get('machine', '')})", "",
-                f"`{report.get('command', 'python bench/gpu_flex_attention.py')}`; {report.get('code_note', '')}."
+        out += ["", f"### Seed flex-attention example (code {report.get('commit')}{_note(report)})", "",
+                f"`{report.get('command', 'python bench/gpu_flex_attention.py')}`."
                 " sin -> flex_attention(score_mod, block mask) -> cos, bf16, 1 x 1 x 768 x 64, forward +"
                 " backward, median of 50; each variant a fresh process with empty caches; ours and upstream"
                 " lite compile flex_attention as a region, default mode compiles everything.", "", *_flex(report)]
@@ -840,6 +851,11 @@ def markdown_runs(loaded: list[dict]) -> str:
         out += ["", f"### Does `module_regions` break the Dynamo graph? (torch {rows[0].get('torch', '')},"
                 " `bench/gpu_graph_breaks.py`, tiny sizes, `torch._dynamo.explain`)", "", *_breaks(rows)]
     return "\n".join(out)
+
+
+def _note(report: dict) -> str:
+    """"; machine; code note" where a results file says them."""
+    return "".join(f"; {report[k]}" for k in ("machine", "code_note") if report.get(k))
 
 
 def _write(report: dict, path: str | None) -> None:
