@@ -228,13 +228,16 @@ def _trusted_file(filename: str) -> bool:
         or real == _typing_backport() or real.startswith(_torchgen_dir())
 
 
-def _trusted_function(fn: Any) -> bool:
+def _trusted_function(fn: Any, method: bool = False) -> bool:
     """Whether a plain function's code is torch's (or the standard library's, ...) as far as the
     sweep can tell: a trusted file (``_trusted_file``), and code that claims to be a module's runs
     in that module's namespace (``exec(compile(src, "<torch file>", "exec"), {...})`` makes a
-    function whose globals are no module's). ``<string>`` code stays trusted: torch generates
-    methods that way itself (dataclasses, namedtuples, ops_handler.DefaultHandler's ops)."""
+    function whose globals are no module's). ``<string>`` code (``exec``'s default name) is
+    trusted only as a class's ``method``: torch generates methods that way itself (dataclasses,
+    namedtuples, ops_handler.DefaultHandler's ops), no module-level function."""
     code = fn.__code__
+    if code.co_filename == "<string>" and not method:
+        return False
     if not _trusted_file(code.co_filename):
         return False
     return not _file_in_torch(code.co_filename) or _runs_in_its_module(fn)
@@ -440,13 +443,13 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
         # Methods only (functions, static and class methods): torch's classes also hold
         # other packages' callables as attributes (a sympy printer's bound doprint).
         function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
-        if type(function) is not types.FunctionType or _trusted_function(function):
+        if type(function) is not types.FunctionType or _trusted_function(function, method=True):
             continue
         if getattr(function, "__lite_guarded__", False):
             continue  # the guard's hook wrapper: it checks what it wraps at each call
         # The guard's probes sit there during a compile too: what they wrap counts.
         layers = [layer for layer in _layers(function) if getattr(layer, "__code__", None) is not None]
-        if any(not _trusted_function(layer) and not layer.__code__.co_filename.startswith(_OWN_DIR)
+        if any(not _trusted_function(layer, method=True) and not layer.__code__.co_filename.startswith(_OWN_DIR)
                for layer in layers):
             found.append((f"{name}:{cls.__qualname__}.{attr}", member))
     _FOUND[cls] = found

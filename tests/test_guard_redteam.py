@@ -1289,3 +1289,17 @@ def test_moved_decomposition_of_an_op_in_a_bitwise_fusion_group_is_refused(monke
     with pytest.raises(lite_compiler.LitePassViolation) as err:
         step(model, torch.randn(16, 24), torch.randn(16, 8)).backward()
     assert err.value.pass_name == "torch._inductor.decomposition:decompositions[aten.sgn.default]"
+
+
+def test_code_compiled_by_exec_with_its_default_name_is_found_by_the_sweep(monkeypatch):
+    """exec(source) names its code "<string>", as torch's generated methods are named (dataclass
+    and DefaultHandler methods stay trusted); a module-level function of that name is not."""
+    import torch._inductor.compile_fx as compile_fx
+
+    namespace = {"RAN": RAN, "ORIGINAL": compile_fx._recursive_post_grad_passes}
+    exec("def _recursive_post_grad_passes(gm, is_inference=False):\n"
+         "    RAN.append('exec')\n    return ORIGINAL(gm, is_inference=is_inference)\n", namespace)
+    monkeypatch.setattr(compile_fx, "_recursive_post_grad_passes", namespace["_recursive_post_grad_passes"])
+    violation = refused(region_fn, torch.randn(8))
+    assert "patched into torch._inductor.compile_fx:_recursive_post_grad_passes" in violation.reason
+    assert RAN == []
