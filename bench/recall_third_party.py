@@ -171,7 +171,9 @@ def main() -> int:
         results.append(score(project, root, check(root / project["lint"], args.src)))
         for sub in project.get("also_lint", ()):  # a pass directory linted on its own
             part = {**project, "project": f"{project['project']} {sub}/",
-                    "passes": [p for p in project["passes"] if p["file"].startswith(sub + "/")]}
+                    "passes": [p for p in project["passes"] if p["file"].startswith(sub + "/")],
+                    "pipeline_patches": [p for p in project.get("pipeline_patches", ())
+                                         if p["file"].startswith(sub + "/")]}
             subdirs.append(score(part, root, check(root / sub, args.src)))
     print(table(results))
     print("\nPass directories linted on their own:\n")
