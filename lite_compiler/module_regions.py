@@ -46,7 +46,9 @@ import torch
 from lite_compiler.annotate import (
     ANNOTATION_KEY,
     LiteRegionNotCompiled,
+    annotation_of,
     region_annotation,
+    region_module,
     warn_if_not_compiled,
 )
 from lite_compiler.ledger import Ledger, LedgerEntry
@@ -258,6 +260,9 @@ def report_skipped(gm: torch.fx.GraphModule, ledger: Ledger, graph: str) -> list
         return []  # no module_regions applied: nothing to check, nothing spent
     ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
     traced: set[int] = set().union(*(_module_ids(n) for n in ops)) if ops else set()
+    # A module whose forward was called as ``child.forward(x)`` (not ``child(x)``) is not in
+    # nn_module_stack, but its ops carry its region annotation, which names it.
+    annotated = {region_module(annotation_of(n.meta)) for n in ops}
     reason = getattr(gm, "compile_subgraph_reason", None)
     if ops and getattr(reason, "graph_break", True):  # unknown: assume the graph was cut
         traced_open = _module_ids(ops[-1])
@@ -267,10 +272,12 @@ def report_skipped(gm: torch.fx.GraphModule, ledger: Ledger, graph: str) -> list
     for handle in list(_LIVE):
         for module_ref, name, region_id, parent_ref, parent_name in handle._watched:
             module, parent = module_ref(), parent_ref() if parent_ref is not None else None
-            if module is None or parent is None or id(module) in traced:
+            if module is None or parent is None or id(module) in traced or name in annotated:
                 continue
             if id(parent) not in traced or id(parent) in traced_open:
                 continue  # the parent did not run here (another graph), or is not finished yet
+            if _enclosed_by_same_region(handle.assignments, name, region_id):
+                continue  # whatever it would compute is in the enclosing module's region anyway
             skipped.append((module, name, region_id, parent, parent_name or "the model"))
     why = ("a fast path skipped its forward (nn.TransformerEncoderLayer in eval under no_grad"
            " runs one fused op) or it computes nothing")
@@ -292,6 +299,18 @@ def report_skipped(gm: torch.fx.GraphModule, ledger: Ledger, graph: str) -> list
             f" put the region on '{parent_name}' instead, or run the path that calls it",
             LiteRegionNotCompiled, stacklevel=3)
     return [row[1] for row in skipped]
+
+
+def _enclosed_by_same_region(assignments: dict[str, Any], name: str, region_id: Any) -> bool:
+    """Whether an ancestor of module ``name`` is in the same region (a rule like "stages.0.*"
+    puts a block and its Identity / Dropout / helper-method children in one region: a child
+    that runs no op of its own loses nothing there)."""
+    parts = name.split(".") if name else []
+    while parts:
+        parts.pop()
+        if assignments.get(".".join(parts), _MISSING) == region_id:
+            return True
+    return False
 
 
 def _has_no_forward(module: torch.nn.Module) -> bool:

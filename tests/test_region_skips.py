@@ -103,6 +103,41 @@ def test_child_called_after_a_graph_break_is_not_reported(nested):
     assert torch.allclose(out, model(x))
 
 
+class CallsForwardDirectly(torch.nn.Module):
+    """``self.child.forward(x)`` runs the child without ``__call__``: Dynamo records no module
+    call for it, but its ops are in its region."""
+
+    def __init__(self):
+        super().__init__()
+        self.child = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.child.forward(x)) * 2
+
+
+def test_child_whose_forward_is_called_directly_is_not_reported():
+    torch._dynamo.reset()
+    model, x = CallsForwardDirectly(), torch.randn(4, 8)
+    with lite_compiler.module_regions(model, [("child", "child")]), warnings.catch_warnings():
+        warnings.simplefilter("error", lite_compiler.LiteRegionNotCompiled)
+        torch.compile(model, backend="lite")(x)
+    ledger = lite_compiler.last_ledger()
+    assert _skipped_rows(ledger) == []
+    assert any(mods == ["child"] for mods in ledger.region_modules.values())
+
+
+def test_children_in_the_same_region_as_their_parent_are_not_reported():
+    # "layers.*" puts each layer and all its children in region "enc": the attention a fast path
+    # skips loses nothing (the fused op is in the layer's region).
+    torch._dynamo.reset()
+    model, x = _encoder().eval(), torch.randn(2, 5, 16)
+    with lite_compiler.module_regions(model, [("layers.*", "enc")]), torch.no_grad(), \
+            warnings.catch_warnings():
+        warnings.simplefilter("error", lite_compiler.LiteRegionNotCompiled)
+        torch.compile(model, backend="lite")(x)
+    assert _skipped_rows(lite_compiler.last_ledger()) == []
+
+
 def test_removed_regions_are_no_longer_checked():
     torch._dynamo.reset()
     model, x = _encoder().eval(), torch.randn(2, 5, 16)
