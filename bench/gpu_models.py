@@ -827,7 +827,7 @@ def markdown_runs(loaded: list[dict]) -> str:
     out = [markdown(groups[0])]
     for later in groups[1:]:
         measured = ", ".join(m for m in MODELS if any(r["model"] == m for r in later["rows"]))
-        out += ["", f"### Earlier run: {measured} (code {later['commit']}{_note(later)})", "",
+        out += ["", f"### Another run: {measured} (code {later['commit']}{_note(later)})", "",
                 f"`{later.get('command', '')}`. Same harness; default Inductor measured again in this run,"
                 " so the ratios below are within the run.", "", *_model_tables(later), *_goals(later)]
         for model in MODELS:
