@@ -44,9 +44,10 @@ def compiled_in_torch(code: Any) -> bool:
 def _code_identity(fn: Any) -> tuple[str, str] | None:
     """(file, identity) of a plain function's code, else None (a builtin, a C function)."""
     code = getattr(fn, "__code__", None)
-    if code is None:
+    if not isinstance(code, types.CodeType):  # (an object whose __getattr__ answers every name)
         return None
-    module = (getattr(fn, "__globals__", None) or {}).get("__name__", "<unknown>")
+    namespace = getattr(fn, "__globals__", None)
+    module = namespace.get("__name__", "<unknown>") if isinstance(namespace, dict) else "<unknown>"
     if _file_in_torch(code.co_filename) != _file_in_torch(getattr(sys.modules.get(module), "__file__", "") or ""):
         module = _module_of_file(code.co_filename) or module  # code swapped into another function
     return code.co_filename, qualified_name(module, getattr(code, "co_qualname", code.co_name))
@@ -98,8 +99,29 @@ def foreign_identity(obj: Any) -> str | None:
 _CACHE: dict[int, tuple[Any, tuple[Any, ...], str | None]] = {}
 
 
+def _generated_torch_method(layer: Any) -> bool:
+    """A bound method whose function torch generated with ``exec`` (file ``<string>``) as a method
+    of one of its own classes (ops_handler.DefaultHandler's ops, dataclass methods): torch's,
+    as the sweep judges class methods (``_trusted_function(..., method=True)``)."""
+    func, owner = getattr(layer, "__func__", None), getattr(layer, "__self__", None)
+    code = getattr(func, "__code__", None)
+    if not isinstance(code, types.CodeType) or code.co_filename != "<string>" or owner is None:
+        return False
+    for cls in (owner if isinstance(owner, type) else type(owner)).__mro__:
+        if vars(cls).get(func.__name__) is func:
+            return _defined_in_torch(cls)
+    return False
+
+
+def _defined_in_torch(cls: type) -> bool:
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return filename is not None and _file_in_torch(filename)
+
+
 def _foreign(obj: Any) -> str | None:
     for layer in _layers(obj):
+        if _generated_torch_method(layer):
+            return None
         if isinstance(layer, type):
             found = _foreign_class(layer)
         else:
@@ -132,7 +154,8 @@ def _foreign_class(cls: type) -> str | None:
         return qualified_name(cls.__module__, cls.__qualname__)
     for value in vars(cls).values():
         known = _code_identity(value.__func__ if isinstance(value, (staticmethod, classmethod)) else value)
-        if known is not None and not _file_in_torch(known[0]):
+        # ``<string>``: a method torch generated for its own class (DefaultHandler's ops, dataclasses)
+        if known is not None and not _file_in_torch(known[0]) and known[0] != "<string>":
             return known[1]
     return None
 
