@@ -287,9 +287,15 @@ def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
     by_category: dict[str, float] = {}
     count, busy_us, first, last = 0, 0.0, None, None
     top: dict[str, float] = {}
+    kernels, host = [], []
     for event in prof.events():
-        if event.device_type != torch.autograd.DeviceType.CUDA or event.name.startswith("## "):
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            host.append(event)
+            continue
+        if event.name.startswith("## "):
             continue  # (a "## Call CompiledFxGraph ..." row is an annotation spanning kernels, not one)
+        kernels.append(event)
+    for event in kernels:
         name = event.name.lower()
         category = next((c for c, keys in KERNEL_CATEGORIES if any(k in name for k in keys)), "other")
         duration = event.time_range.elapsed_us()
@@ -319,8 +325,35 @@ def kernel_profile(model_name: str, fn, inputs, model, mark) -> dict:
                 by_shape.items(), key=lambda kv: -kv[1])[:keep]}} if shapes else {}),
             "top_aten_ops_ms": {k: round(v / 1e3, 3) for k, v in sorted(ops.items(), key=lambda kv: -kv[1])[:keep]},
             "span_ms": round((last - first) / 1e3, 3) if count else 0.0,
+            "idle_gaps": _idle_gaps(kernels, host, first, keep=6),
             "by_category_ms": {k: round(v / 1e3, 3) for k, v in sorted(by_category.items(), key=lambda kv: -kv[1])},
             "top_kernels_ms": {k: round(v / 1e3, 3) for k, v in sorted(top.items(), key=lambda kv: -kv[1])[:keep]}}
+
+
+def _idle_gaps(kernels: list, host: list, first, keep: int) -> dict:
+    """Where the GPU waits inside one step: the longest stretches with no kernel running, each with
+    its offset from the step's first kernel, the kernels either side and the host-side annotations
+    (record_function ranges: Dynamo, AOTAutograd, cudagraph trees, the autograd engine) that were
+    running on the CPU meanwhile: what the CPU was doing while the GPU starved."""
+    spans = sorted((e.time_range.start, e.time_range.end, e.name[:80]) for e in kernels)
+    gaps, reach, before = [], None, None
+    for start, end, name in spans:
+        if reach is not None and start - reach > 0:
+            gaps.append((start - reach, reach, start, before, name))
+        if reach is None or end > reach:
+            reach, before = end, name
+    total = sum(g[0] for g in gaps)
+    top = []
+    for length, begin, end, before, after in sorted(gaps, reverse=True)[:keep]:
+        meanwhile = dict.fromkeys(
+            e.name[:80] for e in sorted(host, key=lambda e: e.time_range.start)
+            if e.time_range.start < end and e.time_range.end > begin
+            and not e.name.startswith(("aten::", "cuda", "cudaLaunch")))
+        top.append({"us": round(length, 1), "at_us": round(begin - first, 1), "after": before,
+                    "before": after, "host": list(meanwhile)[:8]})
+    step_start = min((e.time_range.start for e in host), default=first)
+    return {"count": len(gaps), "total_ms": round(total / 1e3, 3),
+            "host_before_first_kernel_ms": round((first - step_start) / 1e3, 3), "longest": top}
 
 
 def _sync() -> None:
