@@ -4,7 +4,8 @@
 # rest on GPU 1. One GPU: one after the other, each part given a share of the time (a part that
 # runs out of time records what it did not run). Results and logs go to $OUT (8 files come back).
 #   GPU_BENCH_COMMIT=<commit> OUT=<folder> bash bench/gpu_session.sh
-#   PARTS="breaks models flex tests" LLAMA_VARIANTS=... RESNET_VARIANTS=... choose what runs
+#   PARTS="breaks models flex tests" LLAMA_VARIANTS=... RESNET_VARIANTS=... choose what runs;
+#   ROUNDS=N runs every variant N times interleaved (the rows report the median round)
 #   (MODELS="llama resnet" which models).
 # backend="lite" is an entry point: the package must be installed (or its dist-info on the path).
 set -u
@@ -22,7 +23,7 @@ left() { echo $(( $1 - SECONDS )); }  # seconds from now to the session's second
 models() {  # $1 model, $2 variants, $3 GPU, $4 last second to start a variant, $5 last second
   [ "$(left "$4")" -gt 20 ] || { echo "$1: no time left" >> "$OUT/$1.log"; return; }
   CUDA_VISIBLE_DEVICES=$3 timeout "$(left "$5")" python3 bench/gpu_models.py --models "$1" --variants "$2" \
-    --profile --deadline "$(left "$4")" --json "$OUT/gpu_models_$1.json" > "$OUT/$1.log" 2>&1
+    --profile --rounds "${ROUNDS:-1}" --deadline "$(left "$4")" --json "$OUT/gpu_models_$1.json" > "$OUT/$1.log" 2>&1
 }
 flex() {  # $1 GPU, $2 last second
   [ "$(left "$2")" -gt 30 ] || return
