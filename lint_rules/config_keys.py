@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from pathlib import PurePath
 
 from lint_rules.index import source_lines
 
 TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none", "any")
-CONFIG_MODULES = {"inductor": ("_inductor", "config.py"), "functorch": ("_functorch", "config.py")}
 
 _NAMES = {"bool": "bool", "int": "int", "float": "float", "str": "str", "bytes": "any",
           "list": "list", "List": "list", "Sequence": "list", "dict": "dict", "Dict": "dict",
@@ -48,15 +46,6 @@ class ConfigKey:
     type: str         # "bool", "int|none", ...
     default: str      # the default's source text ("" when only annotated)
     comment: str = ""  # the comment block right above the assignment (for a reviewer)
-
-
-def config_module_of(path: str | PurePath) -> str:
-    """``"inductor"`` / ``"functorch"`` when ``path`` is that torch config module, else ``""``."""
-    parts = PurePath(path).parts[-2:]
-    for module, tail in CONFIG_MODULES.items():
-        if parts == tail:
-            return module
-    return ""
 
 
 def config_keys(source: str) -> list[ConfigKey]:

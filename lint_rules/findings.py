@@ -100,11 +100,17 @@ def name_strings(data: bytes, wanted: frozenset[str]) -> list[str]:
     return sorted(found & wanted)
 
 
+TORCH_CONFIG_FILES = {"inductor": ("torch", "_inductor", "config.py"),
+                      "functorch": ("torch", "_functorch", "config.py")}
+
+
 def config_module_of(path: str | PurePath) -> str:
-    """Which registry config module a file defines (``""`` when neither of Inductor's)."""
-    parts = PurePath(path).parts[-2:]
-    if parts == ("_inductor", "config.py"):
-        return "inductor"
-    if parts == ("_functorch", "config.py"):
-        return "functorch"
+    """``"inductor"`` / ``"functorch"`` when ``path`` is that torch config module, else ``""``.
+    By its place in a torch package (``torch/_inductor/config.py``, in any checkout or install):
+    another package's ``_inductor/config.py`` (torch_npu's own settings) is that package's module,
+    not torch's config, and linting it is not linting torch."""
+    parts = PurePath(path).parts[-3:]
+    for module, tail in TORCH_CONFIG_FILES.items():
+        if parts == tail:
+            return module
     return ""

@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 15  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 16  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
@@ -313,7 +313,16 @@ def patch_pattern(prefixes: tuple[str, ...]) -> "re.Pattern[str]":
     starting with a look-behind or ``\\b`` took 2 s over transformers' 1,500 torch files)."""
     names = "|".join(prefixes)
     return re.compile(rf"((?:{names})(?:(?:\.\w+)+(?:\[[^\]\n]*\])?|\[[^\]\n]*\]))[ \t]*=(?!=)"
-                      rf"|setattr\s*\(\s*((?:{names})[\w.]*)\s*,|(?:exec|eval)\s*\(")
+                      rf"|(?:setattr|patch\.object|patch\.multiple)\s*\(\s*((?:{names})[\w.]*)\s*,"
+                      rf"|(?:exec|eval)\s*\(")
+
+
+@functools.lru_cache(maxsize=8)
+def mock_patch_pattern(packages: tuple[str, ...]) -> "re.Pattern[str]":
+    """``unittest.mock.patch("torch._inductor....f", new)``: a store named by a string (group 2,
+    as the setattr branch above), whatever the file imports."""
+    return re.compile(r"patch\s*\(\s*(?:target\s*=\s*)?[\"']((?:"
+                      + "|".join(re.escape(p) for p in packages) + r")\.[\w.]+)[\"']")
 
 
 @functools.lru_cache(maxsize=8)
@@ -332,6 +341,20 @@ def patches_pipeline(text: str, packages: tuple[str, ...]) -> "re.Pattern[str] |
     ``torch._inductor...`` counts)."""
     if not any(p in text for p in packages) and _from_parent(packages).search(text) is None:
         return None  # names no pipeline package (nearly every file: one substring test each)
+    found = _import_patches(text, packages)
+    mock = mock_patch_pattern(packages)
+    if found is None:
+        return mock if mock.search(text) else None
+    return _either(found, mock) if mock.search(text) else found
+
+
+@functools.lru_cache(maxsize=64)
+def _either(first: "re.Pattern[str]", second: "re.Pattern[str]") -> "re.Pattern[str]":
+    return re.compile(f"{first.pattern}|{second.pattern}")
+
+
+def _import_patches(text: str, packages: tuple[str, ...]) -> "re.Pattern[str] | None":
+    """patches_pipeline's stores through the names the file imports from torch."""
     prefixes = []
     for head, target in torch_import_heads(text).items():
         if any(target == p or target.startswith(p + ".") for p in packages):
@@ -775,7 +798,7 @@ class _Extractor(ast.NodeVisitor):
                 self.watched.add(node.name)  # a subclass of PatternMatcherPass constructs one too
         line, col = self._name_position(node, "class")
         self.summary["classes"][qualname] = {
-            "line": line, "col": col, "bases": bases, "methods": [], "abstract": [], "attrs": {},
+            "line": line, "col": col, "bases": bases, "methods": [], "abstract": [], "raises": [], "attrs": {},
             "decorators": [self.expr(d) for d in node.decorator_list], "scope": self.scope,
         }
         self._bind(node.name, ["class", qualname])
@@ -799,6 +822,8 @@ class _Extractor(ast.NodeVisitor):
             klass["methods"].append(node.name)
             if _is_abstract(node):
                 klass["abstract"].append(node.name)
+            elif _only_raises_not_implemented(node):
+                klass.setdefault("raises", []).append(node.name)
             if node.name == "__init__":
                 self._init_flow(klass, node)
             elif node.name == "__call__":
@@ -1035,6 +1060,10 @@ class _Extractor(ast.NodeVisitor):
             # lowerings[aten.gelu.default] = mine: an entry of a table of torch's pipeline
             key = _text(self.expr(target.slice))
             self._monkeypatch(target.value, f"[{key}]", value, target)
+        elif isinstance(target, ast.Subscript) and self.outside_torch \
+                and _string(target.slice) is not None:
+            # post_grad.__dict__["post_grad_passes"] = mine / vars(m)[...]: the attribute store
+            self._monkeypatch(_namespace_owner(target.value), _string(target.slice), value, target)
         if isinstance(target, ast.Name):
             self._bind(target.id, _binding_value(self.expr(value)))
             if isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Tuple, ast.List)):
@@ -1169,6 +1198,55 @@ class _Extractor(ast.NodeVisitor):
             else:
                 self._dynamic(receiver, argument, ["dict", self.expr(argument)], None, form)
 
+    def _mock_patch(self, node: ast.Call) -> None:
+        """``unittest.mock``'s patchers replace an attribute for as long as they are active:
+        ``patch.object(m, "f", new)``, ``patch("torch....f", new)`` (also as decorators) and
+        ``patch.multiple(m, f=new)`` are ``m.f = new`` for the lint (a patcher with no ``new``
+        puts a MagicMock there: nothing runs in place of torch's code)."""
+        callee = self._imported_dotted(node.func)
+        kind = next((k for k in ("patch.object", "patch.multiple", "patch")
+                     if callee in (f"unittest.mock.{k}", f"mock.{k}")), None)
+        if kind is None:
+            return
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if kind == "patch.multiple":
+            for attr, value in keywords.items():
+                if positional and attr not in ("spec", "create", "spec_set", "autospec", "new_callable"):
+                    self._monkeypatch(positional[0], attr, value, node)
+            return
+        at = 1 if kind == "patch" else 2  # where ``new`` stands positionally
+        new = positional[at] if len(positional) > at else keywords.get("new")
+        if new is None:
+            return
+        if kind == "patch.object":
+            attr = _string(positional[1]) if len(positional) > 1 else _string(keywords.get("attribute"))
+            if positional and attr is not None:
+                self._monkeypatch(positional[0], attr, new, node)
+            return
+        target = _string(positional[0]) if positional else _string(keywords.get("target"))
+        owner, _, attr = (target or "").rpartition(".")
+        if owner.split(".", 1)[0] == "torch" and attr and attr not in self.hook_keys:
+            self.summary["sites"].append({
+                "t": "patch", "owner": owner, "imported": "torch", "attr": attr,
+                "value": self.expr(new), "line": node.lineno, "col": self._col(node),
+                "scope": self.scope, "class": self._enclosing_class()})
+
+    def _imported_dotted(self, func: ast.expr) -> str:
+        """The dotted name a callee is through this file's imports (``mock.patch.object`` with
+        ``from unittest import mock`` is ``unittest.mock.patch.object``)."""
+        dotted = _dotted(func)
+        if not dotted:
+            return ""
+        head, _, rest = dotted.partition(".")
+        imported = self.summary["imports"].get(head, "")
+        for scope in dict.fromkeys((self.scope, "")):
+            bound = self.summary["assigns"].get(scope, {}).get(head)
+            if bound is not None:
+                imported = bound[1] if bound[0] == "import" else ""
+                break
+        return ".".join(filter(None, (imported.replace(":", "."), rest))) if imported else dotted
+
     def _monkeypatch(self, owner: ast.expr, attr: str, value: ast.expr, at: ast.AST) -> None:
         """``owner.attr = value`` (or ``setattr(owner, "attr", value)``) where ``owner`` is a
         name this file imports from torch: the index decides whether it is a module or class
@@ -1222,7 +1300,7 @@ class _Extractor(ast.NodeVisitor):
             methods = ["__call__"]
         line, col = node.lineno, self._col(node)
         self.summary["classes"].setdefault(qualname, {
-            "line": line, "col": col, "bases": bases, "methods": methods, "abstract": [],
+            "line": line, "col": col, "bases": bases, "methods": methods, "abstract": [], "raises": [],
             "attrs": {}, "decorators": [], "scope": self.scope, "built_by": "type(...)",
         })
         self._bind(variable, ["class", qualname])
@@ -1392,6 +1470,8 @@ class _Extractor(ast.NodeVisitor):
         elif name in ("patch", "__setattr__"):
             # config.patch("key", p) / config.patch(**overrides) / m.__setattr__(k, v)
             self._store_call(node, name)
+        if self.outside_torch:
+            self._mock_patch(node)
         if "options" in keywords and self.outside_torch:
             self._options(node)
         if self.outside_torch and isinstance(func, ast.Name) and func.id in ("exec", "eval") \
@@ -1701,9 +1781,13 @@ def _walk_calls(node: ast.AST) -> Iterator[ast.Call]:
 
 
 def _is_abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """``@abstractmethod``, or a body that only raises NotImplementedError (after a docstring)."""
-    if any(_last(d) in ("abstractmethod", "abstractproperty") for d in node.decorator_list):
-        return True
+    """``@abstractmethod`` (``abstractproperty``)."""
+    return any(_last(d) in ("abstractmethod", "abstractproperty") for d in node.decorator_list)
+
+
+def _only_raises_not_implemented(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body that only raises NotImplementedError (after a docstring): abstract by convention,
+    or a TODO of a concrete class; ``Index.is_concrete`` tells which by what surrounds it."""
     body = [s for s in node.body
             if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
@@ -1816,9 +1900,16 @@ Ref = tuple
 
 @dataclass
 class Unresolved:
-    """A value we could not follow to a definition, kept so it is reported, never skipped."""
+    """A value we could not follow to a definition, kept so it is reported, never skipped.
+    ``data``: the expression is arithmetic, a comparison or a negation (``msg + reason``): what
+    it makes is a value, never a function or a class, so it cannot be a pass."""
 
     text: str
+    data: bool = False
+
+
+# Expressions that compute data: `a + b`, `-x`, `a < b` (a function or class never comes out).
+DATA_EXPRESSIONS = ("BinOp", "UnaryOp", "Compare")
 
 
 class Index:
@@ -2229,17 +2320,40 @@ class Index:
         decided: dict[str, bool] = {}  # method name -> abstract?, first definer in the MRO wins
         declared_abstract = False
         chain = [("class", module, qualname), *self.ancestors(module, qualname)[0]]
-        for ref in chain:
-            if ref[0] != "class":
-                continue
+        classes = [ref for ref in chain if ref[0] == "class"]
+        formal = {m for ref in classes for m in self.class_info(ref[1], ref[2])["abstract"]}
+        for ref in classes:
             klass = self.class_info(ref[1], ref[2])
-            abstract = set(klass["abstract"])
+            # raise NotImplementedError is abstract by convention where it is the entry point,
+            # re-declares an abstract method, or is what subclasses override; anywhere else it
+            # is a TODO of a concrete pass (executorch's InsertRequantize), not a contract.
+            abstract = set(klass["abstract"]) | {
+                m for m in klass.get("raises", ())
+                if m == "__call__" or m in formal or self._overridden_below(ref[1], ref[2], m)}
             declared_abstract = declared_abstract or bool(abstract)
             for method in klass["methods"]:
                 decided.setdefault(method, method in abstract)
+            for name, (scope, _) in klass["attrs"].items():
+                if not scope:  # a class attribute implements what a base declared abstract
+                    decided.setdefault(name, False)
         if any(decided.values()):
             return False
         return "__call__" in decided or declared_abstract
+
+    def _overridden_below(self, module: str, qualname: str, method: str) -> bool:
+        """Does a class of the tree deriving from this one define ``method`` (a method or a class
+        attribute)?"""
+        seen, todo = set(), list(self.subclasses(module, qualname))
+        while todo and len(seen) < 4096:
+            child = todo.pop()
+            if child in seen:
+                continue
+            seen.add(child)
+            info = self.class_info(*child)
+            if method in info["methods"] or info["attrs"].get(method, ["x"])[0] == "":
+                return True
+            todo.extend(self.subclasses(*child))
+        return False
 
     # ---- identities ----------------------------------------------------------------------
     def identity(self, module: str, qualname: str, torch_name: str | None = None) -> str:
@@ -2269,7 +2383,7 @@ class Index:
             return [("str", expr[1])]
         if kind == "g":
             if len(expr) > 2:  # f"pass_pattern_{i}", i an index over a list display
-                named = self.key_strings(module, scope, ["cat", expr[2]], klass)
+                named = self.key_strings(module, scope, ["cat", expr[2]], klass, d)
                 if named and not any(isinstance(n, Unresolved) for n in named):
                     return named
             return [("glob", expr[1])]
@@ -2317,7 +2431,7 @@ class Index:
                         if k == key:
                             return self.values(ref[1], ref[2], v, _klass(ref), None, d)
             return [Unresolved(_text(expr))]
-        return [Unresolved(_text(expr))]
+        return [Unresolved(_text(expr), data=kind == "?" and expr[1] in DATA_EXPRESSIONS)]
 
     def _display(self, module: str, scope: str, expr: list, klass: str) -> list | None:
         """The elements of a list / tuple display ``expr`` is, or names; None otherwise."""
@@ -2398,7 +2512,7 @@ class Index:
                 dotted = f"{ref[1]}.{rest}"
         return dotted if dotted in self.vocab.config_modules else None
 
-    def key_strings(self, module: str, scope: str, key: list, klass: str = "") -> list:
+    def key_strings(self, module: str, scope: str, key: list, klass: str = "", depth: int = 0) -> list:
         """The strings a store's key may be: [("str", s) | Unresolved]. ``["cat", parts]``
         (a key built from pieces) combines what each piece may be (a loop variable over a
         constant tuple: each element); ``["dict", d]`` (``patch(d)``) the keys of the dict
@@ -2407,7 +2521,7 @@ class Index:
             combos = [""]
             for part in key[1]:
                 options = [("str", part[1])] if part[0] == "s" \
-                    else self.strings(module, scope, part, klass)
+                    else self.strings(module, scope, part, klass, depth)
                 if not options or any(isinstance(o, Unresolved) or o[0] != "str"
                                       for o in options):
                     return [Unresolved(_text(part))]
@@ -2421,15 +2535,16 @@ class Index:
                 return [Unresolved(f"**{_text(given)}")]
             found = []
             for entry_key, _ in ref[3][1]:
-                found += self.key_strings(ref[1], ref[2], entry_key, _klass(ref))
+                found += self.key_strings(ref[1], ref[2], entry_key, _klass(ref), depth)
             return found
-        return self.strings(module, scope, key, klass)
+        return self.strings(module, scope, key, klass, depth)
 
-    def strings(self, module: str, scope: str, expr: list, klass: str = "") -> list:
+    def strings(self, module: str, scope: str, expr: list, klass: str = "", depth: int = 0) -> list:
         """The strings a name argument may be: [("str", s) | ("glob", p) | Unresolved]; an
-        empty list means None (no name)."""
+        empty list means None (no name). ``depth``: how deep the caller already is (a value
+        built from itself, ``msg = f"{msg} ..."``, must end in Unresolved, not recurse)."""
         out = []
-        for value in self.values(module, scope, expr, klass):
+        for value in self.values(module, scope, expr, klass, depth=depth):
             if isinstance(value, Unresolved) or value[0] in ("str", "glob"):
                 out.append(value)
             else:

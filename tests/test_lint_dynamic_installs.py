@@ -22,7 +22,7 @@ PASS = "def my_pass(graph):\n    graph.eliminate_dead_code()\n"
 
 def _check(tmp_path: Path, files: dict[str, str], prefilter: bool) -> subprocess.CompletedProcess:
     root = tmp_path / "tree"
-    root.mkdir()
+    root.mkdir(exist_ok=True)
     for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
     env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")}
@@ -128,6 +128,45 @@ CASES = {
         [_lg001("m.py:8:5", "m:splice", "executes code into the namespace of"
                 " torch._functorch.partitioners at run time (exec), redefining torch's compile"
                 " pipeline where no hook sees it", "aot")]),
+    # round 7 (third-party red team): unittest.mock's patchers are stores too (ipex patches
+    # Scheduler.get_backend with patch.object); so are writes through a module's __dict__ / vars()
+    "mock_patch_object": (
+        "from unittest import mock\n\nimport torch._inductor.fx_passes.post_grad as pg\n\n\n"
+        + PASS.replace("my_pass", "mine") + "\n\ndef run(f):\n"
+        "    with mock.patch.object(pg, \"post_grad_passes\", mine):\n        return f()\n",
+        [_lg001("m.py:11:10", "m:mine", PATCH.format(
+            "torch._inductor.fx_passes.post_grad.post_grad_passes"), "post_grad")]),
+    "mock_patch_string_decorator": (
+        "from unittest.mock import patch\n\n\n" + PASS.replace("my_pass", "mine")
+        + "\n\n@patch(\"torch._inductor.fx_passes.post_grad.post_grad_passes\", mine)\n"
+        "def run(f):\n    return f()\n",
+        [_lg001("m.py:8:2", "m:mine", PATCH.format(
+            "torch._inductor.fx_passes.post_grad.post_grad_passes"), "post_grad")]),
+    "mock_patch_multiple_class": (
+        "import unittest.mock\n\nfrom torch._inductor.scheduler import Scheduler\n\n\n"
+        "def get_backend(self, device):\n    return None\n\n\n"
+        "def run(f):\n    with unittest.mock.patch.multiple(Scheduler, get_backend=get_backend):\n"
+        "        return f()\n",
+        [_lg001("m.py:11:10", "m:get_backend", PATCH.format(
+            "torch._inductor.scheduler.Scheduler.get_backend"), "post_grad")]),
+    "module_dict_writes": (
+        "import torch._inductor.fx_passes.post_grad as pg\n\n\n" + PASS.replace("my_pass", "mine")
+        + "\n\npg.__dict__[\"post_grad_passes\"] = mine\nvars(pg)[\"post_grad_passes\"] = mine\n",
+        [_lg001(f"m.py:{line}:1", "m:mine", PATCH.format(
+            "torch._inductor.fx_passes.post_grad.post_grad_passes"), "post_grad") for line in (8, 9)]),
+    # data is not code: a string built by arithmetic stored on the graph being lowered (torch_npu);
+    # a progress bar torch's module imported from torch.hub is not the pipeline (unsloth);
+    # a patcher without a replacement puts a MagicMock there, no code of the user's
+    "data_and_foreign_names": (
+        "import torch._inductor.async_compile\nfrom unittest import mock\n"
+        "from torch._inductor.virtualized import V\nfrom torch.hub import tqdm\n\n\n"
+        "def note(reason: str):\n    msg = \"index put. \"\n    msg = f\"{msg} {reason}\"\n"
+        "    msg = msg + reason\n    V.graph.disable_cudagraphs_reason = msg\n\n\n"
+        "def relabel():\n    def replaced_tqdm(*args, **kwargs):\n        return tqdm(*args, **kwargs)\n\n"
+        "    torch._inductor.async_compile.tqdm = replaced_tqdm\n\n\n"
+        "@mock.patch(\"torch._inductor.fx_passes.post_grad.post_grad_passes\")\n"
+        "def test_it(patched):\n    return patched\n",
+        []),
     # data is not code; config keys (nested classes too) are not monkeypatches; torch.backends
     # is not the compile pipeline; a setattr on an object of one's own is not a store into config
     "controls": (

@@ -26,6 +26,9 @@ code that builds and applies it (lite_compiler.custom_passes.applied_identity co
 
 from __future__ import annotations
 
+import ast
+import functools
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -389,7 +392,7 @@ class _Check:
         for ref in [("class", module, qualname), *self.index.ancestors(module, qualname)[0]]:
             info = self.index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
             if info is not None and "__call__" in info["methods"]:
-                if "__call__" in info["abstract"]:
+                if "__call__" in info["abstract"] or "__call__" in info.get("raises", ()):
                     return ""
                 evidence = info.get("graph_call", "")
                 return evidence if ref[2] == qualname else \
@@ -676,6 +679,9 @@ class _Check:
             # V.graph.buffers[i] = b: an entry of an object reached at run time (a pass's own
             # work on Inductor's state), not a module-level table such as lowerings[op]
             return
+        if site["attr"] and not site["attr"].startswith("[") \
+                and imported_from_outside(target, site["attr"], index.vocab.pipeline_packages):
+            return  # async_compile.tqdm: a name torch's module imported from outside the pipeline
         where = f"{target}{site['attr']}" if site["attr"].startswith("[") \
             else f"{target}.{site['attr']}"
         form = (f"replaces {where} at run time, a monkeypatch of torch's compile pipeline that"
@@ -687,6 +693,8 @@ class _Check:
         stage = guess_stage(target, site["attr"])
         for value in index.values(module, scope, site["value"], klass) or [Unresolved("?")]:
             line, col = site["line"], site["col"]
+            if isinstance(value, Unresolved) and value.data:
+                continue  # `V.graph.reason = msg + why`: arithmetic makes data, not code
             if isinstance(value, Unresolved):
                 why = f"; the value '{value.text}' cannot be resolved statically, register what" \
                     " flows in" if site["attr"] else ""
@@ -803,6 +811,39 @@ def _owner(site: dict) -> str:
 
 
 __all__ = ["UnregisteredPass", "text_of"]
+
+
+@functools.lru_cache(maxsize=512)
+def imported_from_outside(module: str, name: str, packages: Iterable[str]) -> bool:
+    """Is ``name`` in the installed module ``module`` only an import from outside ``packages``
+    (the pipeline's packages)? ``torch._inductor.async_compile.tqdm`` is ``torch.hub``'s progress
+    bar: replacing it there replaces no code of the compile pipeline. Read with ``ast``, never
+    imported; a module that cannot be read, or a name it also defines, is the pipeline's."""
+    from lint_rules.index import _installed_source
+
+    path = _installed_source(module)
+    if path is None:
+        return False
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    origins = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            parts = module.split(".") + ([""] if path.name == "__init__.py" else [])
+            base = parts[:len(parts) - node.level] if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            origins += [source for a in node.names if (a.asname or a.name) == name]
+        elif isinstance(node, ast.Import):
+            origins += [a.name for a in node.names if a.asname == name]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return False
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and name in {
+                t.id for t in getattr(node, "targets", [getattr(node, "target", None)])
+                if isinstance(t, ast.Name)}:
+            return False
+    return bool(origins) and not any(o == p or o.startswith(p + ".") for o in origins for p in packages)
 
 
 def _below_module(dotted: str) -> int:

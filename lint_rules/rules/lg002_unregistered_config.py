@@ -15,7 +15,8 @@ Config modules are ``torch/_inductor/config.py`` (module "inductor") and
 
 from __future__ import annotations
 
-from lint_rules.config_keys import ConfigKey, config_keys, config_module_of
+from lint_rules.config_keys import ConfigKey, config_keys
+from lint_rules.findings import config_module_of
 from lint_rules.rule import Example, LintRule, cst, one_line
 from lite_guard.hints import config_hint
 
