@@ -235,11 +235,13 @@ def _load_secret(dir_fd: int, where: Path) -> bytes:
         fd = os.open(SECRET_NAME, flags, dir_fd=dir_fd)
     except OSError as exc:
         raise CacheRefused(f"cannot open {where / SECRET_NAME}: {exc.strerror or exc}") from None
+    st = os.fstat(fd)  # before fdopen: a directory opens, but fdopen raises on it
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else f"mode {stat.S_IMODE(st.st_mode):o}"
+        raise CacheRefused(f"{where / SECRET_NAME} is not a private file of yours ({what});"
+                           " delete it to make a new one")
     with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-            raise CacheRefused(f"{where / SECRET_NAME} is not a private file of yours"
-                               f" (mode {stat.S_IMODE(st.st_mode):o}); delete it to make a new one")
         secret = handle.read(_SECRET_BYTES + 1)
     if len(secret) != _SECRET_BYTES:
         raise CacheRefused(f"{where / SECRET_NAME} is damaged; delete it to make a new one")

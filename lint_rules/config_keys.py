@@ -25,7 +25,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from lint_rules.findings import TORCH_CONFIG_FILES
 from lint_rules.index import source_lines
+
+# Each config module's file below the torch package folder (tools/ find them in a torch tree).
+CONFIG_MODULES = {module: tail[1:] for module, tail in TORCH_CONFIG_FILES.items()}
 
 TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none", "any")
 

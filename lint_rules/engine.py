@@ -205,15 +205,25 @@ def _suppressed(line: str, code: str) -> bool:
 def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Path], list[str]]:
     files: list[Path] = []
     errors: list[str] = []
+    walked: set[Path] = set()  # found under a directory (files named one by one may be excluded)
     for path in paths:
         if path.is_dir():
-            files += _walk(path, errors)
+            found = _walk(path, errors)
+            walked.update(found)
+            files += found
         elif path.exists() or path.is_symlink():  # a FIFO or device given by name: LG900 below
             files.append(path)
         else:
             errors.append(f"{path}: no such file or directory")
     if exclude:
-        files = [f for f in files if not any(_excluded(f, pattern) for pattern in exclude)]
+        kept = [f for f in files if not any(_excluded(f, pattern) for pattern in exclude)]
+        if walked and not walked.intersection(kept):
+            # exclude = ["*"]: every file of the directories to lint is excluded; a green lint
+            # that read nothing is no lint (a pre-commit run naming excluded files is fine)
+            errors.append(f"exclude {list(exclude)} excludes every one of the {len(walked)} Python"
+                          " file(s) under the directories to lint, so nothing would be checked; narrow"
+                          " [tool.lite_guard] exclude")
+        files = kept
     return list(dict.fromkeys(files)), errors
 
 

@@ -55,6 +55,7 @@ from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 SUMMARY_VERSION = 16  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
+MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
 # A "lite-guard" / "noqa" word after a '#'. Not r"#.*(lite-guard|noqa)": that retries from every
 # '#' to the end of the line, so one line of 60,000 '#' took a worker's whole time budget.
 _SUPPRESS_WORD = re.compile(r"lite-guard|noqa", re.I)
@@ -1938,6 +1939,7 @@ class Index:
         self._pass_bases: dict[tuple[str, str, str], str | None] = {}
         self._base_pairs: dict[tuple[str, str], list[tuple[Ref, list]]] = {}
         self.too_deep: dict[str, str] = {}  # module -> first class whose ancestry was cut
+        self.too_long: dict[str, str] = {}  # module -> a name whose alias chain was cut
         self.cut: set[tuple[str, str]] = set()  # classes whose ancestry was cut there
         self._lookups: dict[tuple[str, str], Ref] = {}
         self._children: dict[tuple[str, str], list[tuple[str, str]]] | None = None
@@ -2039,7 +2041,8 @@ class Index:
         summary = self.module(module)
         if summary is None:
             return ("ext", module, name)
-        if depth > 12:
+        if depth > MAX_ALIASES:  # re-exported through more modules than any real package
+            self.too_long.setdefault(module, name)
             return ("unknown", f"{module}.{name}")
         if name in summary["classes"]:
             return ("class", module, name)
@@ -2179,12 +2182,15 @@ class Index:
 
     def _settle(self, ref: Ref, depth: int = 0) -> Ref:
         """Follow variables that are plain aliases (``PMP = PatternMatcherPass``)."""
-        while ref[0] == "value" and depth < 12:
+        while ref[0] == "value":
             expr = ref[3]
             if _is_partial(expr):  # functools.partial(PatternMatcherPass, subsystem=...)
                 expr = expr[2][0]
             if expr[0] != "n":
                 return ref
+            if depth >= MAX_ALIASES:  # a1 = a0; a2 = a1; ...: reported, never read as "no pass"
+                self.too_long.setdefault(ref[1], expr[1])
+                return ("unknown", expr[1])
             ref = self.resolve_name(ref[1], ref[2], expr[1], ref[4] if len(ref) > 4 else "")
             depth += 1
         return ref

@@ -14,9 +14,10 @@ if TYPE_CHECKING:  # an annotation only: tomllib is imported where TOML is parse
     import tomllib
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column \d+\)")
-# C0 and C1 controls, DEL, Unicode line/paragraph separators, and lone surrogates (the
-# undecodable bytes of a file name): anything a terminal or a line-based reader could misread.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# C0 and C1 controls, DEL, Unicode line/paragraph separators, bidirectional overrides and
+# isolates (U+202E shows a line's end first), and lone surrogates (the undecodable bytes of a
+# file name): anything a terminal or a line-based reader could misread.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def escape_text(text: str) -> str:
@@ -40,3 +41,23 @@ def toml_error(path: Path, exc: tomllib.TOMLDecodeError, text: str = "") -> Regi
     # tomllib says "(at end of document)" for what is left open: that is the last line.
     line = int(match.group(1)) if match else len(text.splitlines())
     return RegistryError(path, line, f"malformed TOML: {_TOML_POSITION.sub('', str(exc)).strip()}")
+
+
+def loads_toml(path: Path, text: str) -> dict:
+    """``text`` (the file at ``path``) as TOML data; anything tomllib refuses or dies on is one
+    RegistryError line: a syntax error where it is, nesting too deep for its recursion, a number
+    past CPython's 4300-digit int limit."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(path, exc, text) from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise RegistryError(path, 1, "malformed TOML: arrays or inline tables nested too deeply"
+                            " for the TOML parser; flatten them") from None
+    except ValueError as exc:  # int("1" * 5000): CPython's int max str digits
+        long_number = re.search(r"\d{4300}", text)
+        line = text.count("\n", 0, long_number.start()) + 1 if long_number else 1
+        raise RegistryError(path, line, f"unreadable TOML value: {str(exc).split(';')[0]}; write it"
+                            " as a string or a smaller number") from None

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from lite_guard.errors import RegistryError, toml_error
+from lite_guard.errors import RegistryError, loads_toml
 
 _KNOWN_KEYS = {"registries", "paths", "exclude"}
 _SECTION = "[tool.lite_guard]"
@@ -49,15 +49,7 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     held = _READ.get(pyproject)
     if held is not None and held[0] == text:  # the same text: the same settings (every compile asks)
         return held[1]
-    import tomllib  # only when there is a pyproject.toml to read
-
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(pyproject, exc, text) from None
-    except RecursionError:  # tomllib recurses per nested array or inline table
-        raise RegistryError(pyproject, 1, "malformed TOML: arrays or inline tables nested too deeply"
-                            " for the TOML parser; flatten them") from None
+    data = loads_toml(pyproject, text)
     lines = text.splitlines()
     tool = data.get("tool", {})
     section = tool.get("lite_guard", {}) if isinstance(tool, dict) else None

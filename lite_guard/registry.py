@@ -18,7 +18,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 from lite_guard.stages import STAGES
 
 # Defined apart so that project_config can raise them without importing this module.
-from lite_guard.errors import RegistryError, toml_error  # noqa: F401  (re-exported)
+from lite_guard.errors import RegistryError, loads_toml, toml_error  # noqa: F401  (toml_error re-exported)
 
 
 # never: must not run in lite mode; always: runs everywhere because correctness needs it and it
@@ -503,15 +503,7 @@ def parse_registry_file(path: Path) -> ParsedFile:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise RegistryError(path, 0, f"cannot read registry file: {reason}; point the registry"
                             " path at a regular UTF-8 TOML file") from None
-    import tomllib  # only when a file is parsed (a cached registry is not)
-
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(path, exc, text) from None
-    except RecursionError:  # tomllib recurses per nested array or inline table
-        raise RegistryError(path, 1, "malformed TOML: arrays or inline tables nested too deeply"
-                            " for the TOML parser; flatten them") from None
+    data = loads_toml(path, text)
 
     text_lines = text.splitlines()  # split once; every line lookup below shares it
     lines = _entry_lines(text_lines)

@@ -234,10 +234,11 @@ def _secret(dir_fd: int) -> bytes | None:
             return None
     except OSError:
         return None
+    info = os.fstat(fd)  # before fdopen: a directory opens, but fdopen raises on it
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-            return None
         secret = handle.read(_SECRET_BYTES + 1)
     return secret if len(secret) == _SECRET_BYTES else None
 
@@ -313,11 +314,12 @@ class AuthenticatedStore:
                          dir_fd=self.dir_fd)
         except OSError:
             return None
+        info = os.fstat(fd)  # before fdopen (which raises on a directory planted under the name)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
+                or info.st_size > self.max_bytes:
+            os.close(fd)
+            return None
         with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
-                    or info.st_size > self.max_bytes:
-                return None
             data = handle.read(self.max_bytes + 1)
         mac, payload = data[:_MAC_BYTES], data[_MAC_BYTES:]
         if len(mac) != _MAC_BYTES or not hmac.compare_digest(mac, self._mac(key, payload)):

@@ -35,7 +35,7 @@ from typing import Any
 
 from lint_rules.examples import Example
 from lint_rules.findings import Finding
-from lint_rules.index import (MAX_ANCESTORS, Index, Unresolved, Vocabulary, is_config_module,
+from lint_rules.index import (MAX_ALIASES, MAX_ANCESTORS, Index, Unresolved, Vocabulary, is_config_module,
                               real_module, text_of)
 from lint_rules.rule import IndexRule
 from lite_guard.hints import one_line, pass_hint
@@ -324,6 +324,13 @@ class _Check:
     def _too_deep(self) -> None:
         """A class hierarchy deeper than the index reads (``MAX_ANCESTORS``: only hostile input
         has one) is one LG900 per file, at its first such class: not checked, never skipped."""
+        for module, name in self.index.too_long.items():
+            if module in self.index.paths:
+                self.findings.append(Finding(
+                    self.index.paths[module], 1, 1, "LG900",
+                    f"name '{name}' is an alias or re-export more than {MAX_ALIASES} deep; it was not"
+                    " followed further, so a class or pass named through it was not checked"
+                    " (shorten the chain)"))
         for module, qualname in self.index.too_deep.items():
             if module not in self.index.paths:
                 continue  # a module read from outside the linted paths: never reported on
