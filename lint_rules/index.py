@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 16  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 17  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -832,6 +832,12 @@ class _Extractor(ast.NodeVisitor):
                                        self.vocab, self.summary["imports"])
                 if evidence:
                     klass["graph_call"] = evidence
+            elif self.outside_torch and klass["bases"] and not node.name.startswith("__"):
+                # PassBase's call(self, graph_module): the base's __call__ runs it. Kept for a
+                # class whose base the lint cannot read (executorch's ExportPass in its repo)
+                evidence = _graph_call(node, None, self.vocab, self.summary["imports"])
+                if evidence:
+                    klass.setdefault("graph_methods", {})[node.name] = evidence
         if klass is None:
             self._bind(node.name, ["func", qualname])
             if not self.scopes and self.outside_torch:
@@ -2316,6 +2322,18 @@ class Index:
             if "__call__" in self.class_info(ref[1], ref[2])["methods"]:
                 return True
         return False
+
+    @functools.cached_property
+    def entry_methods(self) -> frozenset[str]:
+        """The methods a registry pass class declares abstract (``PassBase.call``,
+        ``CustomGraphPass.__call__``): what a pass implements and its base's ``__call__`` runs,
+        read from the bases' own source, not listed here."""
+        names: set[str] = set()
+        for name, (role, _, _) in self.vocab.bases.items():
+            module, _, qualname = name.partition(":")
+            info = self.class_info(module, qualname) if role == "pass_class" else None
+            names.update((info or {}).get("abstract", ()))
+        return frozenset(names)
 
     def is_concrete(self, module: str, qualname: str) -> bool:
         """A usable pass: no abstract method left unimplemented, and its ``__call__`` (own or

@@ -55,6 +55,21 @@ CASES = {
                     "        raise NotImplementedError\n\n" + CALL + "\n\n"
                     "class Member(Family):\n    def rewrite(self, node):\n        return node\n"},
         [_class_finding("base.py:18:7", "base:Member")]),
+    # executorch linted in its own repo layout: ExportPass cannot be read, so what makes its
+    # subclasses passes is that they implement PassBase's entry point, call(graph_module)
+    "entry_point_under_an_unreadable_base": (
+        {"noop.py": "import torch\nfrom executorch.exir.pass_base import ExportPass\n\n\n"
+                    "class RemoveNoop(ExportPass):\n"
+                    "    def call(self, graph_module: torch.fx.GraphModule):\n"
+                    "        graph_module.graph.eliminate_dead_code()\n        return graph_module\n\n"
+                    "    def helper(self, graph_module: torch.fx.GraphModule):\n"
+                    "        return graph_module\n\n\n"
+                    "class Partitioner(ExportPass):\n"
+                    "    def partition(self, graph_module: torch.fx.GraphModule):\n"
+                    "        return graph_module\n"},
+        [_lg001("noop.py:5:7", "noop:RemoveNoop", "class whose call takes an FX graph (annotated"
+                " GraphModule); its base 'executorch.exir.pass_base.ExportPass' cannot be resolved",
+                "post_grad", kind="class")]),
     # torch_npu ships its own settings module at torch_npu/_inductor/config.py: not torch's config
     # (it was 75 LG002 + 539 LG003 "stale entry" findings against our own registries)
     "third_party_inductor_config": (

@@ -380,6 +380,13 @@ class _Check:
         Inside torch the pipeline roots (LG005) say which calls are passes instead."""
         index = self.index
         evidence = self._graph_evidence(module, qualname)
+        entry = "__call__"
+        implemented = [(m, e) for m, e in klass.get("graph_methods", {}).items()
+                       if m in index.entry_methods]
+        if not evidence and implemented and index.ancestors(module, qualname)[1]:
+            # deriving from a base we cannot read, it implements a pass class's entry point
+            # (PassBase.call) with an FX graph: a pass until the base says otherwise
+            entry, evidence = implemented[0]
         if not evidence or index.pass_base(module, qualname) is not None:
             return  # not called with a graph, or a registry base decides (above)
         if not index.is_concrete(module, qualname) and index.ancestors(module, qualname)[1] == []:
@@ -387,7 +394,7 @@ class _Check:
         name = index.identity(module, qualname)
         self.classes.add(name)
         unresolved = index.ancestors(module, qualname)[1]
-        form = f"class whose __call__ takes an FX graph ({evidence})"
+        form = f"class whose {entry} takes an FX graph ({evidence})"
         if unresolved:
             form += f"; its base '{unresolved[0]}' cannot be resolved"
         self._found(module, klass["line"], klass["col"], name, form, "class",
