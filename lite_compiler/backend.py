@@ -164,9 +164,14 @@ class LiteCompiler:
                                            signature_check=self.signature_check,
                                            proven_only=self.proven_only):
                         fusion = bitwise_fusion.FusionHooks(self.ledger)
-                # Outside regions, what runs must be what AOTAutograd produced (effects.py).
+                # Outside regions, what runs must be what AOTAutograd produced (effects.py). The
+                # reference is taken, then the graph is held to the entry fingerprint (moved only
+                # by registered passes; adopt_enclosed and fusion planning change annotations
+                # only): a change made in between is refused, never becomes the reference.
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,
                                           self.effects.rows)
+                self.effects.verify(gm.graph, "lowering", "the outside-regions reference",
+                                    required=True)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config={**self.inductor_config, **self.region_user_config},
                                 fusion=fusion)

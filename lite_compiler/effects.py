@@ -215,9 +215,13 @@ class EffectState:
         held = self.expected.get(id(graph))
         return held is not None and held[0] is graph
 
-    def verify(self, graph: Any, stage: str, here: str) -> Fingerprint | None:
-        """Refuse if ``graph`` changed since the last registered point; its fingerprint now."""
+    def verify(self, graph: Any, stage: str, here: str, required: bool = False) -> Fingerprint | None:
+        """Refuse if ``graph`` changed since the last registered point; its fingerprint now.
+        ``required``: an untracked graph (replaced since the expectation) is refused too."""
         if not self.tracked(graph):
+            if required:
+                guard.refuse_effect(stage, f"the graph at {here} is not the graph the last"
+                                    " registered point saw (replaced in between)")
             return None
         _, fp, where = self.expected[id(graph)]
         now = fingerprint(graph, cache=self.rows)

@@ -1,0 +1,96 @@
+"""Red team, round 2 (/work/redteam/GUARD-REPORT.md): changes made in the windows between the
+guard's checks, and checks that judged by names. Each attack is a real compile on real torch;
+its control compiles the same function without the attack, bitwise equal to aot_eager.
+
+The graph changes come from a ``sys.setprofile`` callback: no attribute of torch is patched, the
+callback fires when the lite compiler calls a given function, as profilers and debuggers do.
+"""
+
+import contextlib
+import sys
+
+import pytest
+import torch
+
+import lite_compiler
+from compiler_models import compile_lite
+from lite_compiler import hooks
+
+aten = torch.ops.aten
+
+
+@pytest.fixture(autouse=True)
+def torch_untouched():
+    torch._dynamo.reset()
+    yield
+    assert sys.getprofile() is None
+    assert not hooks.installed() and not lite_compiler.guard_active()
+
+
+def plain_fn(x):
+    """No region: lite mode must be bitwise aot_eager."""
+    return (x.sin() * 2).cos() * 3 + x
+
+
+def region_fn(x):
+    y = x.sin() * 2
+    with lite_compiler.region(id="r"):
+        y = (y * 2) - 1
+    return y * 3
+
+
+def aot_eager(fn, *args):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="aot_eager")(*args)
+
+
+def refused(fn, *args):
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        compile_lite(fn)(*args)
+    return err.value
+
+
+@contextlib.contextmanager
+def rewrite_when_called(function_name, swap_to, graph_local="gm"):
+    """While active: when a function named ``function_name`` is called, every aten.mul.Tensor of
+    the graph module it is handed (its local ``graph_local``) becomes ``swap_to``."""
+    done = []
+
+    def profiler(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == function_name and not done:
+            gm = frame.f_locals.get(graph_local)
+            if isinstance(gm, torch.fx.GraphModule):
+                for node in gm.graph.nodes:
+                    if node.target is aten.mul.Tensor:
+                        node.target = swap_to
+                gm.recompile()
+                done.append(function_name)
+
+    sys.setprofile(profiler)
+    try:
+        yield done
+    finally:
+        sys.setprofile(None)
+
+
+def test_plain_and_region_functions_compile_bitwise_aot_eager_with_no_attack():
+    """The control of every attack below: the legit path is bitwise aot_eager."""
+    x = torch.randn(8, 16)
+    for fn in (plain_fn, region_fn):
+        expected = aot_eager(fn, x)
+        assert torch.equal(compile_lite(fn)(x), expected)
+
+
+# ---- late_reference: the outside-regions reference is held to the entry fingerprint ----------
+
+def test_change_before_the_outside_regions_reference_is_refused():
+    """A change made after the lite compiler's entry fingerprint and before the outside-regions
+    reference is taken (at the call of adopt_enclosed) would become part of the reference and
+    pass check_outer_graph; the reference is verified against the entry fingerprint first."""
+    x = torch.randn(8, 16)
+    with rewrite_when_called("adopt_enclosed", aten.add.Tensor) as done:
+        violation = refused(plain_fn, x)
+    assert done == ["adopt_enclosed"]  # the attack ran
+    assert violation.kind == "effect"
+    assert "the outside-regions reference" in str(violation)
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in str(violation)
