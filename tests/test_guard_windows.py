@@ -94,3 +94,59 @@ def test_change_before_the_outside_regions_reference_is_refused():
     assert violation.kind == "effect"
     assert "the outside-regions reference" in str(violation)
     assert "target aten.mul.Tensor -> aten.add.Tensor" in str(violation)
+
+
+# ---- fingerprint_spoof: targets are compared by identity, not by name --------------------------
+
+class LooksLikeMul:
+    """Prints as aten.mul.Tensor (and carries its schema) but computes add."""
+
+    _schema = aten.mul.Tensor._schema
+    __name__ = "mul"
+
+    def __call__(self, a, b):
+        return aten.add.Tensor(a, b)
+
+    def __str__(self):
+        return "aten.mul.Tensor"
+
+    def __eq__(self, other):  # claims to be whatever it is compared with
+        return True
+
+    __hash__ = object.__hash__
+
+
+def test_target_that_prints_as_the_traced_op_is_refused():
+    """Swapped in inside the checked window (at the call of compile_regions, after the
+    outside-regions reference): a fingerprint that names targets by str() sees no change."""
+    x = torch.randn(8, 16)
+    with rewrite_when_called("compile_regions", LooksLikeMul()) as done:
+        violation = refused(plain_fn, x)
+    assert done == ["compile_regions"]
+    assert violation.kind == "effect"
+    assert "target aten.mul.Tensor is another object of that name (LooksLikeMul" in str(violation)
+
+
+def test_target_that_prints_as_the_joint_op_is_refused_by_the_partition_check():
+    """The same stand-in put into the forward graph as the partitioner returns it (a profile
+    callback at its return): value numbers name targets by identity too."""
+    x = torch.randn(8, 16, requires_grad=True)
+    done = []
+
+    def profiler(frame, event, arg):
+        if event == "return" and frame.f_code.co_name == "min_cut_rematerialization_partition" \
+                and isinstance(arg, tuple) and not done:
+            for node in arg[0].graph.nodes:
+                if node.target is aten.mul.Tensor:
+                    node.target = LooksLikeMul()
+            done.append("partitioner")
+
+    sys.setprofile(profiler)
+    try:
+        violation = refused(plain_fn, x)
+    finally:
+        sys.setprofile(None)
+    assert done == ["partitioner"]
+    assert violation.kind == "effect" and violation.stage == "aot"
+    assert "the partitioner's forward graph has node 'mul'" in str(violation)
+    assert "computes something else than the joint graph's node of that name" in str(violation)
