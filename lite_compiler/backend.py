@@ -176,10 +176,13 @@ class LiteCompiler:
                                 lite_config={**self.inductor_config, **self.region_user_config},
                                 fusion=fusion)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
-                self.effects.reset()
                 check_torch_code(boxed_nop, "boxed_nop", "lowering")  # runs the graph: torch's?
-            self.ledger.graph_code[name] = gm.code
-            compiled = boxed_nop(gm, example_inputs)
+                self.ledger.graph_code[name] = gm.code
+                compiled = boxed_nop(gm, example_inputs)
+                # The hand-over comes after every other check: the graph boxed_nop compiled must
+                # still be the checked one (a profile callback at its call could rewrite it).
+                check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph boxed_nop compiled")
+                self.effects.reset()
             if self.graphs is not None:
                 compiled = self.graphs.wrap(kind, name, gm, example_inputs, compiled)
             return compiled

@@ -150,3 +150,27 @@ def test_target_that_prints_as_the_joint_op_is_refused_by_the_partition_check():
     assert violation.kind == "effect" and violation.stage == "aot"
     assert "the partitioner's forward graph has node 'mul'" in str(violation)
     assert "computes something else than the joint graph's node of that name" in str(violation)
+
+
+# ---- setprofile: the graph handed to boxed_nop is checked again once it returns ----------------
+
+def test_change_made_while_boxed_nop_compiles_the_graph_is_refused():
+    """boxed_nop (torch's, checked by provenance) is called after the last effect check; a
+    profile callback at its call rewrites and recompiles the graph it was handed."""
+    x = torch.randn(8, 16)
+    with rewrite_when_called("boxed_nop", aten.add.Tensor, graph_local="fx_g") as done:
+        violation = refused(plain_fn, x)
+    assert done == ["boxed_nop"]
+    assert violation.kind == "effect"
+    assert "inference graph boxed_nop compiled" in str(violation)
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in str(violation)
+
+
+def test_change_made_while_boxed_nop_compiles_a_training_graph_is_refused():
+    """The same for the forward graph of a training compile (a region in it: the region calls
+    are left out of the check, the rest is held to what AOTAutograd produced)."""
+    x = torch.randn(8, 16, requires_grad=True)
+    with rewrite_when_called("boxed_nop", aten.add.Tensor, graph_local="fx_g") as done:
+        violation = refused(region_fn, x)
+    assert done == ["boxed_nop"]
+    assert "fw graph boxed_nop compiled" in str(violation)
