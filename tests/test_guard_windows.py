@@ -174,3 +174,31 @@ def test_change_made_while_boxed_nop_compiles_a_training_graph_is_refused():
         violation = refused(region_fn, x)
     assert done == ["boxed_nop"]
     assert "fw graph boxed_nop compiled" in str(violation)
+
+
+# ---- sweep_cache: the sweep's skip is keyed on the code that runs -------------------------------
+
+def _emits_add(a, b):
+    return f"{a} + {b}"
+
+
+def test_code_swapped_into_an_inductor_method_after_a_sweep_is_refused():
+    """The Inductor sweep skips a class whose namespace holds the same objects as at the last
+    sweep; writing ``__code__`` in place keeps every object. After a warm-up compile (the class
+    swept, found clean), CppVecOverrides.sub's function gets code that emits '+'."""
+    from torch._inductor.codegen.cpp import CppVecOverrides
+
+    x = torch.randn(8, 16)
+    expected = aot_eager(region_fn, x)
+    assert torch.equal(compile_lite(region_fn)(x), expected)  # warm-up: the sweep ran, clean
+    function = CppVecOverrides.__dict__["sub"].__func__
+    original = function.__code__
+    function.__code__ = _emits_add.__code__
+    try:
+        violation = refused(region_fn, x)
+    finally:
+        function.__code__ = original
+    assert violation.pass_name == f"{__name__}:_emits_add"
+    assert "patched into torch._inductor.codegen.cpp:CppVecOverrides.sub" in str(violation)
+    # torch's code back in place: the skip key changed again, the class is swept and clean
+    assert torch.equal(compile_lite(region_fn)(x), expected)
