@@ -22,8 +22,9 @@ aten = torch.ops.aten
 @pytest.fixture(autouse=True)
 def torch_untouched():
     torch._dynamo.reset()
+    profile = sys.getprofile()
     yield
-    assert sys.getprofile() is None
+    assert sys.getprofile() is profile  # the attack's callback is gone
     assert not hooks.installed() and not lite_compiler.guard_active()
 
 
@@ -66,11 +67,12 @@ def rewrite_when_called(function_name, swap_to, graph_local="gm"):
                 gm.recompile()
                 done.append(function_name)
 
+    previous = sys.getprofile()
     sys.setprofile(profiler)
     try:
         yield done
     finally:
-        sys.setprofile(None)
+        sys.setprofile(previous)
 
 
 def test_plain_and_region_functions_compile_bitwise_aot_eager_with_no_attack():
@@ -141,11 +143,12 @@ def test_target_that_prints_as_the_joint_op_is_refused_by_the_partition_check():
                     node.target = LooksLikeMul()
             done.append("partitioner")
 
+    previous = sys.getprofile()
     sys.setprofile(profiler)
     try:
         violation = refused(plain_fn, x)
     finally:
-        sys.setprofile(None)
+        sys.setprofile(previous)
     assert done == ["partitioner"]
     assert violation.kind == "effect" and violation.stage == "aot"
     assert "the partitioner's forward graph has node 'mul'" in str(violation)
