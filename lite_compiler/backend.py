@@ -164,17 +164,25 @@ class LiteCompiler:
                                            signature_check=self.signature_check,
                                            proven_only=self.proven_only):
                         fusion = bitwise_fusion.FusionHooks(self.ledger)
-                # Outside regions, what runs must be what AOTAutograd produced (effects.py).
+                # Outside regions, what runs must be what AOTAutograd produced (effects.py). The
+                # reference is taken, then the graph is held to the entry fingerprint (moved only
+                # by registered passes; adopt_enclosed and fusion planning change annotations
+                # only): a change made in between is refused, never becomes the reference.
                 outer = outer_fingerprint(gm.graph, is_region_node, self.effects.outer_rows,
                                           self.effects.rows)
+                self.effects.verify(gm.graph, "lowering", "the outside-regions reference",
+                                    required=True)
                 compile_regions(gm, name, is_inference=is_inference, is_backward=is_backward,
                                 lite_config={**self.inductor_config, **self.region_user_config},
                                 fusion=fusion)
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph after regions")
-                self.effects.reset()
                 check_torch_code(boxed_nop, "boxed_nop", "lowering")  # runs the graph: torch's?
-            self.ledger.graph_code[name] = gm.code
-            compiled = boxed_nop(gm, example_inputs)
+                self.ledger.graph_code[name] = gm.code
+                compiled = boxed_nop(gm, example_inputs)
+                # The hand-over comes after every other check: the graph boxed_nop compiled must
+                # still be the checked one (a profile callback at its call could rewrite it).
+                check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph boxed_nop compiled")
+                self.effects.reset()
             if self.graphs is not None:
                 compiled = self.graphs.wrap(kind, name, gm, example_inputs, compiled)
             return compiled

@@ -58,6 +58,28 @@ def _target_name(target: Any) -> str:
 _TARGET_NAMES: dict[Any, str] = {}
 
 
+class _Target:
+    """A node's target compared by identity, never by its name or its ``__eq__``: an object that
+    prints as ``aten.mul.Tensor`` is not aten.mul.Tensor. The name is for messages only. Holds
+    the object, so an id is never recycled while a fingerprint lives."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Target and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
+def _target_key(target: Any) -> tuple[str, int]:
+    """A target inside a value number: its name and its identity (the caller holds the object)."""
+    return _target_name(target), id(target)
+
+
 def _value_summary(val: Any) -> Any:
     shape = getattr(val, "shape", None)
     dtype = getattr(val, "dtype", None)
@@ -91,9 +113,13 @@ def _arg_key(arg: Any, rename: Callable[[Any], str] | None) -> str:
 
 
 def node_row(node: Any, rename: Callable[[Any], str] | None = None) -> tuple[Any, ...]:
-    return (node.name if rename is None else rename(node), node.op, _target_name(node.target),
+    # (name, op, target's name, args, kwargs, value, target itself): rows compare a callable
+    # target by identity (_Target), the name is what messages print; a str target (placeholder,
+    # get_attr, call_method) is a name, compared by value.
+    target = node.target
+    return (node.name if rename is None else rename(node), node.op, _target_name(target),
             _arg_key(node.args, rename), _arg_key(node.kwargs, rename),
-            _value_summary(node.meta.get("val")))
+            _value_summary(node.meta.get("val")), target if type(target) is str else _Target(target))
 
 
 def fingerprint(graph: Any, skip: Callable[[Any], bool] | None = None,
@@ -126,7 +152,7 @@ def fingerprint(graph: Any, skip: Callable[[Any], bool] | None = None,
 
 def _same_row(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     # A value filled in where there was none (fake-tensor propagation) is not a change.
-    return a[:5] == b[:5] and (a[5] == b[5] or a[5] is None or b[5] is None)
+    return a[:5] == b[:5] and a[6] == b[6] and (a[5] == b[5] or a[5] is None or b[5] is None)
 
 
 def same(before: Fingerprint, after: Fingerprint) -> bool:
@@ -144,7 +170,10 @@ def describe_change(before: Fingerprint, after: Fingerprint, limit: int = 3) -> 
             parts.append(f"node '{name}' ({row[2]}) added")
         elif not _same_row(row, old[name]):
             was = old[name]
+            now_type = type(getattr(row[6], "obj", row[6])).__name__
             what = (f"target {was[2]} -> {row[2]}" if was[2] != row[2] else
+                    f"target {row[2]} is another object of that name ({now_type}, not the one"
+                    " traced)" if was[6] != row[6] else
                     f"inputs {was[3]} -> {row[3]}" if was[3] != row[3] else
                     f"kwargs {was[4]} -> {row[4]}" if was[4] != row[4] else
                     f"value {was[5]} -> {row[5]}")
@@ -196,6 +225,9 @@ class EffectState:
         # ("fw", "bw"; check_partition). Not reset between stages: the backward compiles later,
         # at the first .backward(), from a copy of the graph.
         self.partitioned: dict[str, Fingerprint] = {}
+        # The joint graph's targets, held while the partition is checked: value numbers name a
+        # target by its id (_target_key), and the partitioner replaces the joint graph.
+        self.joint_targets: list[Any] = []
 
     def reset(self) -> None:
         """A stage is done: drop its graphs (the compiled function outlives the compile, and
@@ -205,6 +237,7 @@ class EffectState:
         self.outer_rows.clear()
         self.removed.clear()
         self.reorders.clear()
+        self.joint_targets.clear()
 
     def expect(self, graph: Any, where: str, fp: Fingerprint | None = None) -> Fingerprint:
         fp = fingerprint(graph, cache=self.rows) if fp is None else fp
@@ -215,9 +248,13 @@ class EffectState:
         held = self.expected.get(id(graph))
         return held is not None and held[0] is graph
 
-    def verify(self, graph: Any, stage: str, here: str) -> Fingerprint | None:
-        """Refuse if ``graph`` changed since the last registered point; its fingerprint now."""
+    def verify(self, graph: Any, stage: str, here: str, required: bool = False) -> Fingerprint | None:
+        """Refuse if ``graph`` changed since the last registered point; its fingerprint now.
+        ``required``: an untracked graph (replaced since the expectation) is refused too."""
         if not self.tracked(graph):
+            if required:
+                guard.refuse_effect(stage, f"the graph at {here} is not the graph the last"
+                                    " registered point saw (replaced in between)")
             return None
         _, fp, where = self.expected[id(graph)]
         now = fingerprint(graph, cache=self.rows)
@@ -321,7 +358,7 @@ def _value_numbers(graph: Any, inputs: dict[str, Any] | None = None) -> dict[Any
         args = _arg_key((node.args, node.kwargs), lambda n: str(numbers[n]))
         tags = getattr(node.target, "tags", ())
         seeded = torch.Tag.nondeterministic_seeded in tags if tags else False
-        numbers[node] = hash((_target_name(node.target), args, node.name if seeded else ""))
+        numbers[node] = hash((_target_key(node.target), args, node.name if seeded else ""))
     return numbers
 
 
@@ -343,7 +380,7 @@ def _rng_wrappers() -> tuple[Any, Any]:
 
 
 def _rng_key(op: Any, args: tuple, kwargs: dict, numbers: dict[Any, Any]) -> int:
-    return hash((_target_name(op), _arg_key((tuple(args), kwargs), lambda n: str(numbers[n]))))
+    return hash((_target_key(op), _arg_key((tuple(args), kwargs), lambda n: str(numbers[n]))))
 
 
 def _replay_candidates(inputs: dict[str, Any] | None) -> dict[int, list[Any]]:
@@ -384,6 +421,7 @@ def joint_before_partition(joint: Any) -> dict[str, Any] | None:
     if state is None or joint_graph is None:
         return None
     state.verify(joint_graph, "aot", "the partitioner")
+    state.joint_targets = [node.target for node in joint_graph.nodes]
     numbers = _value_numbers(joint_graph)
     values = {node.name: number for node, number in numbers.items()}
     for node in joint_graph.nodes:  # random ops the partitioner may replay (_replayed_rng_value)
