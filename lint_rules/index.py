@@ -2188,12 +2188,17 @@ class Index:
 
     def _settle(self, ref: Ref, depth: int = 0) -> Ref:
         """Follow variables that are plain aliases (``PMP = PatternMatcherPass``)."""
+        seen: set[tuple] = set()
         while ref[0] == "value":
             expr = ref[3]
             if _is_partial(expr):  # functools.partial(PatternMatcherPass, subsystem=...)
                 expr = expr[2][0]
             if expr[0] != "n":
                 return ref
+            step = (ref[1], ref[2], expr[1])
+            if step in seen:  # K0 = m1.K0 inside m1: a cycle names nothing (Python raises)
+                return ("unknown", expr[1])
+            seen.add(step)
             if depth >= MAX_ALIASES:  # a1 = a0; a2 = a1; ...: reported, never read as "no pass"
                 self.too_long.setdefault(ref[1], expr[1])
                 return ("unknown", expr[1])
