@@ -1246,13 +1246,18 @@ class _Extractor(ast.NodeVisitor):
         if not dotted:
             return ""
         head, _, rest = dotted.partition(".")
+        imported = self._import_of(head)
+        return ".".join(filter(None, (imported.replace(":", "."), rest))) if imported else dotted
+
+    def _import_of(self, head: str) -> str:
+        """What the import binding ``head`` here names ("module" or "module:name"; an import
+        inside the function counts), "" when ``head`` is not an import."""
         imported = self.summary["imports"].get(head, "")
         for scope in dict.fromkeys((self.scope, "")):
             bound = self.summary["assigns"].get(scope, {}).get(head)
             if bound is not None:
-                imported = bound[1] if bound[0] == "import" else ""
-                break
-        return ".".join(filter(None, (imported.replace(":", "."), rest))) if imported else dotted
+                return bound[1] if bound[0] == "import" else ""
+        return imported
 
     def _monkeypatch(self, owner: ast.expr, attr: str, value: ast.expr, at: ast.AST) -> None:
         """``owner.attr = value`` (or ``setattr(owner, "attr", value)``) where ``owner`` is a
@@ -1261,13 +1266,7 @@ class _Extractor(ast.NodeVisitor):
         dotted = _dotted(owner)
         if not dotted or attr in self.hook_keys:
             return  # a hook install is a hook site
-        head = dotted.split(".", 1)[0]
-        imported = self.summary["imports"].get(head, "")
-        for scope in dict.fromkeys((self.scope, "")):  # an import inside the function
-            bound = self.summary["assigns"].get(scope, {}).get(head)
-            if bound is not None:
-                imported = bound[1] if bound[0] == "import" else ""
-                break
+        imported = self._import_of(dotted.split(".", 1)[0])
         if not imported.startswith("torch"):
             return
         self.summary["sites"].append({
