@@ -226,16 +226,17 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
         mark()
         step(model_name, fn, inputs)
     sync()
-    times = []
+    times, host_times = [], []
     for _ in range(iters):
         model.zero_grad(set_to_none=True)
         if gpu:
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
-        else:
-            host_begin = time.perf_counter()
+        host_begin = time.perf_counter()
         mark()
         step(model_name, fn, inputs)
+        # The host's own time for the step (no sync): above the step time, the GPU waits on it.
+        host_times.append((time.perf_counter() - host_begin) * 1e3)
         if gpu:
             end.record()
             torch.cuda.synchronize()
@@ -243,7 +244,8 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
         else:
             times.append((time.perf_counter() - host_begin) * 1e3)
     row = {"model": model_name, "variant": variant, "step_ms": round(statistics.median(times), 3),
-           "step_ms_min": round(min(times), 3), "first_call_s": round(first_call, 3),
+           "step_ms_min": round(min(times), 3), "host_ms": round(statistics.median(host_times), 3),
+           "first_call_s": round(first_call, 3),
            "package_import_s": round(package_import, 3),
            "first_call_incl_import_s": round(first_call + package_import, 3),
            "torch_import_s": round(torch_import, 3),
@@ -525,7 +527,10 @@ def check_worker(model_name: str, steps: int = 3) -> dict:
 
 def run_child(args: list[str], timeout: int) -> dict:
     cache = tempfile.mkdtemp(prefix="gpu_models_cache_")
+    # Fresh caches, lite-guard's own too (bitwise-fusion verdicts, the registry cache): a first
+    # call must not reuse what the check or an earlier variant proved.
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
+           "LITE_GUARD_CACHE_DIR": os.path.join(cache, "lite_guard"),
            "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "PYTHONUNBUFFERED": "1"}
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         out = handle.name
@@ -601,7 +606,7 @@ def main() -> int:
         return 2
     report = {"torch": torch.__version__,
               "device": torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE,
-              "commit": _commit(), "command": " ".join(["python bench/gpu_models.py", *sys.argv[1:]]),
+              "commit": _commit(), "run": os.environ.get("GPU_BENCH_RUN", ""), "command": " ".join(["python bench/gpu_models.py", *sys.argv[1:]]),
               "deterministic_timing": "torch.use_deterministic_algorithms(True, warn_only=True)",
               "deterministic_check": "torch.use_deterministic_algorithms(True)",
               "cublas_workspace_config": ":4096:8", "iters": args.iters,
@@ -892,8 +897,8 @@ def markdown_runs(loaded: list[dict]) -> str:
     flex = [r for r in loaded if isinstance(r, dict) and r.get("benchmark") == "flex_attention"]
     breaks = [r for r in loaded if isinstance(r, list)]
     runs: dict[str, list[dict]] = {}
-    for report in models:
-        runs.setdefault(report["commit"], []).append(report)
+    for report in models:  # one run: one commit and one GPU_BENCH_RUN label (one device call)
+        runs.setdefault((report["commit"], report.get("run", "")), []).append(report)
     groups = [merge(group) for group in runs.values()]
     out = [markdown(groups[0])]
     for later in groups[1:]:
