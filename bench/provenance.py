@@ -139,25 +139,40 @@ def _imports(path: Path) -> set[str]:
 
 
 @lru_cache(maxsize=None)
+def _command_entry_points(repo: Path) -> dict[str, str]:
+    """``lite_guard`` subcommand -> its entry point (pyproject.toml; none without one)."""
+    pyproject = repo / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    return dict(project.get("entry-points", {}).get("lite_guard.commands", {}))
+
+
 def cli_commands(repo: Path = REPO) -> dict[str, str]:
-    """``lite_guard`` subcommand -> the first-party package that implements it (pyproject.toml)."""
-    project = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    group = project.get("entry-points", {}).get("lite_guard.commands", {})
-    return {name: target.split(".", 1)[0].split(":", 1)[0] for name, target in group.items()}
+    """``lite_guard`` subcommand -> the first-party package that implements it."""
+    return {name: target.split(".", 1)[0].split(":", 1)[0]
+            for name, target in _command_entry_points(repo).items()}
 
 
-def _cli_packages(path: Path, repo: Path) -> set[str]:
-    """Packages a script reaches through a ``lite_guard <command>`` subprocess: any list literal
-    that spells ``lite_guard`` and a subcommand (``[sys.executable, "-m", "lite_guard", "check"]``,
+def cli_command_files(repo: Path = REPO) -> dict[str, str]:
+    """``lite_guard`` subcommand -> the module file its entry point names (the CLI layer of that
+    command: its arguments and its output), relative to the repository."""
+    return {name: target.split(":", 1)[0].replace(".", "/") + ".py"
+            for name, target in _command_entry_points(repo).items()}
+
+
+def _cli_commands_run(path: Path, repo: Path) -> set[str]:
+    """The ``lite_guard <command>`` subprocesses a script runs: any list literal that spells
+    ``lite_guard`` and a subcommand (``[sys.executable, "-m", "lite_guard", "check"]``,
     ``[str(ROOT / ".venv" / "bin" / "lite_guard"), "fuzz", ...]``)."""
-    packages = set()
+    commands = set()
     for node in ast.walk(_parse(path)):
         if isinstance(node, (ast.List, ast.Tuple)):
             words = {n.value for n in ast.walk(node)
                      if isinstance(n, ast.Constant) and isinstance(n.value, str)}
             if any(w == "lite_guard" or w.endswith("/lite_guard") for w in words):
-                packages.update(pkg for cmd, pkg in cli_commands(repo).items() if cmd in words)
-    return packages
+                commands.update(cmd for cmd in cli_commands(repo) if cmd in words)
+    return commands
 
 
 # Writes the provenance line, never what is measured: a change to it leaves sections fresh.
@@ -167,6 +182,7 @@ NOT_MEASURED = {"bench/markdown_section.py", "bench/provenance.py"}
 def exercised(script: Script, repo: Path = REPO) -> list[str]:
     """Repository paths (relative) whose change can change what ``script`` measures."""
     seen: set[Path] = set()
+    run: set[str] = set()  # the lite_guard subcommands it runs
     todo = [script.path]
     while todo:
         path = todo.pop()
@@ -174,14 +190,21 @@ def exercised(script: Script, repo: Path = REPO) -> list[str]:
             continue
         seen.add(path)
         if path.is_file() and path.suffix == ".py":
-            todo.extend(repo / pkg for pkg in _cli_packages(path, repo))
+            commands = _cli_commands_run(path, repo)
+            run |= commands
+            todo.extend(repo / cli_commands(repo)[cmd] for cmd in commands)
             for module in _imports(path):
                 target = _resolve(module, repo)
                 if target is not None and target not in seen:
                     todo.append(target)
     paths = ({str(p.relative_to(repo)) for p in seen} | set(script.declared)) - NOT_MEASURED
     # a file inside a first-party package is covered by the package
-    return sorted(p for p in paths if not any(p.startswith(f"{pkg}/") for pkg in PACKAGES))
+    measured = sorted(p for p in paths if not any(p.startswith(f"{pkg}/") for pkg in PACKAGES))
+    # ... except the CLI module of a subcommand it never runs (only that command's arguments and
+    # output live there): `lite_guard registry`'s table does not change a compile benchmark.
+    return measured + sorted(
+        f":(exclude){file}" for cmd, file in cli_command_files(repo).items()
+        if cmd not in run and file.split("/", 1)[0] in measured and file not in script.declared)
 
 
 # ---- staleness --------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, f"cannot decode file: {exc}; the file"
                                    " was not checked (save it as UTF-8, or fix its coding cookie)")],
                           facts)
+    tree = None
     try:
         tree = ast.parse(source, filename=path)
         light = plan.index_triggers is None or plan.index_triggers.search(data) is None
@@ -112,8 +113,12 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
                           facts)
     except (RecursionError, MemoryError, ValueError):
-        return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)],
-                          facts)
+        if tree is None:  # CPython's own parser gave up
+            return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)], facts)
+        depth, line = isolation.ast_depth(tree)  # CPython parsed it; the index's reader did not
+        return FileResult([Finding(path, line, 1, UNCHECKABLE, (
+            f"code nested {depth} levels deep is too deep for lite-guard's reader; the file was not"
+            " checked (split the expression)"))], facts)
     rules = [rule for rule, _ in plan.file_rules] if parse else plan.file_rules_for(path, data)
     if not rules:
         return FileResult([], facts, summary=summary)

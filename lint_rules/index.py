@@ -1738,11 +1738,11 @@ def _pin_loop_variable(site: dict, name: str, iterable: list) -> None:
     def pin(expr: list) -> list:
         return ["k", expr, [[name, iterable]]] if expr == ["n", name] else expr
 
-    for field in ("args", "value"):
-        if isinstance(site.get(field), list) and field == "args":
-            site[field] = [pin(e) for e in site[field]]
-        elif field in site:
-            site[field] = pin(site[field])
+    for key in ("args", "value"):
+        if isinstance(site.get(key), list) and key == "args":
+            site[key] = [pin(e) for e in site[key]]
+        elif key in site:
+            site[key] = pin(site[key])
     if "kw" in site:
         site["kw"] = {k: pin(v) for k, v in site["kw"].items()}
 
@@ -1870,13 +1870,20 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
+# How many calls deep _last looks through a callee (``register("k")(f)``: one). Bounded so
+# that ``a()()()...`` costs linear time, not quadratic (every call of the chain is visited).
+MAX_CALLEE_CALLS = 8
+
+
 def _last(node: ast.AST) -> str:
+    for _ in range(MAX_CALLEE_CALLS + 1):
+        if not isinstance(node, ast.Call):
+            break
+        node = node.func
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         return node.attr
-    if isinstance(node, ast.Call):
-        return _last(node.func)
     return ""
 
 

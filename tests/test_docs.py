@@ -162,6 +162,42 @@ def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_scr
     assert "bench/helper.py" in verdicts["Speed"].paths and "lite_compiler" in verdicts["Speed"].paths
 
 
+def test_a_cli_command_module_is_measured_only_by_sections_that_run_that_command(tmp_path):
+    """A package is measured whole, except the module of a `lite_guard` subcommand (its
+    arguments and output) that the section's script never runs."""
+    provenance = _bench_provenance()
+    repo = tmp_path
+    for folder in ("bench", "lite_guard/commands"):
+        (repo / folder).mkdir(parents=True)
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.entry-points."lite_guard.commands"]\n'
+        'registry = "lite_guard.commands.registry:register"\n')
+    (repo / "lite_guard" / "__init__.py").write_text("A = 1\n")
+    (repo / "lite_guard" / "commands" / "registry.py").write_text("B = 1\n")
+    (repo / "bench" / "speed.py").write_text(
+        'import lite_guard\nSECTION = "Speed"\nARGS = ["--write"]\n')
+    (repo / "bench" / "listing.py").write_text(
+        'import sys\nCMD = [sys.executable, "-m", "lite_guard", "registry", "list"]\n'
+        'SECTION = "Listing"\nARGS = ["--write"]\n')
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "measured")
+    measured = _git(repo, "rev-parse", "--short", "HEAD")
+    (repo / "BENCHMARKS.md").write_text(
+        f"# B\n\n## Speed\n\nMeasured: `python bench/speed.py --write` at commit `{measured}`.\n"
+        f"\n## Listing\n\nMeasured: `python bench/listing.py --write` at commit `{measured}`.\n")
+
+    def stale() -> dict[str, bool]:
+        return {v.section.title: v.stale for v in provenance.verdicts(repo)}
+
+    (repo / "lite_guard" / "commands" / "registry.py").write_text("B = 2\n")
+    _git(repo, "commit", "-qam", "registry command change")
+    assert stale() == {"Speed": False, "Listing": True}
+    (repo / "lite_guard" / "__init__.py").write_text("A = 2\n")  # the package itself
+    _git(repo, "commit", "-qam", "package change")
+    assert stale() == {"Speed": True, "Listing": True}
+
+
 def test_replace_section_writes_the_command_and_the_commit_that_measured(tmp_path):
     import subprocess
     import sys
