@@ -121,35 +121,36 @@ def _git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_script_exercises(tmp_path):
+def _measured_repo(repo: Path, files: dict[str, str], commands: str, sections: dict[str, str]):
+    """A git repository holding ``files`` and a pyproject with these ``lite_guard.commands``
+    entry points, committed, and a BENCHMARKS.md whose sections (title -> bench script) were
+    measured at that commit. Returns ``stale()``: each section's verdict, by title."""
     provenance = _bench_provenance()
-    repo = tmp_path
-    (repo / "bench").mkdir()
-    (repo / "lite_compiler").mkdir()
-    (repo / "lint_rules").mkdir()
     (repo / "pyproject.toml").write_text(
-        '[project]\nname = "x"\n[project.entry-points."lite_guard.commands"]\n'
-        'check = "lint_rules.command:register"\n')
-    (repo / "lite_compiler" / "__init__.py").write_text("A = 1\n")
-    (repo / "lint_rules" / "command.py").write_text("B = 1\n")
-    (repo / "bench" / "helper.py").write_text("C = 1\n")
-    (repo / "bench" / "speed.py").write_text(
-        'import lite_compiler\nfrom bench import helper\nSECTION = "Speed"\n'
-        'ARGS = ["--write"]\n')
-    (repo / "bench" / "lint.py").write_text(
-        'import sys\nCMD = [sys.executable, "-m", "lite_guard", "check"]\n'
-        'SECTION = "Lint"\nARGS = ["--write"]\n')
+        f'[project]\nname = "x"\n[project.entry-points."lite_guard.commands"]\n{commands}')
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "measured")
     measured = _git(repo, "rev-parse", "--short", "HEAD")
-    (repo / "BENCHMARKS.md").write_text(
-        f"# B\n\n## Speed\n\nMeasured: `python bench/speed.py --write` at commit `{measured}`.\n"
-        f"\n## Lint\n\nMeasured: `python bench/lint.py --write` at commit `{measured}`.\n")
+    (repo / "BENCHMARKS.md").write_text("# B\n" + "".join(
+        f"\n## {title}\n\nMeasured: `python {script} --write` at commit `{measured}`.\n"
+        for title, script in sections.items()))
+    return lambda: {v.section.title: v.stale for v in provenance.verdicts(repo)}
 
-    def stale() -> dict[str, bool]:
-        return {v.section.title: v.stale for v in provenance.verdicts(repo)}
 
+def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_script_exercises(tmp_path):
+    repo = tmp_path
+    stale = _measured_repo(repo, {
+        "lite_compiler/__init__.py": "A = 1\n", "lint_rules/command.py": "B = 1\n",
+        "bench/helper.py": "C = 1\n",
+        "bench/speed.py": 'import lite_compiler\nfrom bench import helper\nSECTION = "Speed"\n'
+                          'ARGS = ["--write"]\n',
+        "bench/lint.py": 'import sys\nCMD = [sys.executable, "-m", "lite_guard", "check"]\n'
+                         'SECTION = "Lint"\nARGS = ["--write"]\n',
+    }, 'check = "lint_rules.command:register"\n', {"Speed": "bench/speed.py", "Lint": "bench/lint.py"})
     assert stale() == {"Speed": False, "Lint": False}
     (repo / "lint_rules" / "command.py").write_text("B = 2\n")  # reached through the CLI only
     _git(repo, "commit", "-qam", "lint change")
@@ -157,7 +158,7 @@ def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_scr
     (repo / "bench" / "helper.py").write_text("C = 2\n")  # reached through an import
     _git(repo, "commit", "-qam", "helper change")
     newest = _git(repo, "rev-parse", "--short", "HEAD")
-    verdicts = {v.section.title: v for v in provenance.verdicts(repo)}
+    verdicts = {v.section.title: v for v in _bench_provenance().verdicts(repo)}
     assert verdicts["Speed"].stale and f"1 later commit(s) (newest {newest})" in verdicts["Speed"].why
     assert "bench/helper.py" in verdicts["Speed"].paths and "lite_compiler" in verdicts["Speed"].paths
 
@@ -165,31 +166,14 @@ def test_a_section_is_stale_exactly_when_a_later_commit_touches_the_code_its_scr
 def test_a_cli_command_module_is_measured_only_by_sections_that_run_that_command(tmp_path):
     """A package is measured whole, except the module of a `lite_guard` subcommand (its
     arguments and output) that the section's script never runs."""
-    provenance = _bench_provenance()
     repo = tmp_path
-    for folder in ("bench", "lite_guard/commands"):
-        (repo / folder).mkdir(parents=True)
-    (repo / "pyproject.toml").write_text(
-        '[project]\nname = "x"\n[project.entry-points."lite_guard.commands"]\n'
-        'registry = "lite_guard.commands.registry:register"\n')
-    (repo / "lite_guard" / "__init__.py").write_text("A = 1\n")
-    (repo / "lite_guard" / "commands" / "registry.py").write_text("B = 1\n")
-    (repo / "bench" / "speed.py").write_text(
-        'import lite_guard\nSECTION = "Speed"\nARGS = ["--write"]\n')
-    (repo / "bench" / "listing.py").write_text(
-        'import sys\nCMD = [sys.executable, "-m", "lite_guard", "registry", "list"]\n'
-        'SECTION = "Listing"\nARGS = ["--write"]\n')
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "measured")
-    measured = _git(repo, "rev-parse", "--short", "HEAD")
-    (repo / "BENCHMARKS.md").write_text(
-        f"# B\n\n## Speed\n\nMeasured: `python bench/speed.py --write` at commit `{measured}`.\n"
-        f"\n## Listing\n\nMeasured: `python bench/listing.py --write` at commit `{measured}`.\n")
-
-    def stale() -> dict[str, bool]:
-        return {v.section.title: v.stale for v in provenance.verdicts(repo)}
-
+    stale = _measured_repo(repo, {
+        "lite_guard/__init__.py": "A = 1\n", "lite_guard/commands/registry.py": "B = 1\n",
+        "bench/speed.py": 'import lite_guard\nSECTION = "Speed"\nARGS = ["--write"]\n',
+        "bench/listing.py": 'import sys\nCMD = [sys.executable, "-m", "lite_guard", "registry",'
+                            ' "list"]\nSECTION = "Listing"\nARGS = ["--write"]\n',
+    }, 'registry = "lite_guard.commands.registry:register"\n',
+        {"Speed": "bench/speed.py", "Listing": "bench/listing.py"})
     (repo / "lite_guard" / "commands" / "registry.py").write_text("B = 2\n")
     _git(repo, "commit", "-qam", "registry command change")
     assert stale() == {"Speed": False, "Listing": True}
