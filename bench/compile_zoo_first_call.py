@@ -95,15 +95,16 @@ LABELS = {
 def worker(variant: str, model_name: str) -> dict:
     import torch
 
-    after_torch = time.perf_counter()
+    after_torch, cpu_after_torch = time.perf_counter(), time.process_time()
     sys.path.insert(0, str(REPO))
     if variant in ("ours", "ours_cold_registry", "ours_gc_not_deferred"):
         import lite_compiler  # noqa: F401
-    after_package = time.perf_counter()
+    after_package, cpu_after_package = time.perf_counter(), time.process_time()
     from tests.compiler_models import build, run_step
 
     model, inputs = build(model_name)
-    built = time.perf_counter()  # building the model is not compile work: left out of the total
+    # building the model is not compile work: left out of the total
+    built, cpu_built = time.perf_counter(), time.process_time()
     if variant == "aot_eager":
         compiled = torch.compile(model, backend="aot_eager")
     elif variant == "upstream_lite":
@@ -111,8 +112,8 @@ def worker(variant: str, model_name: str) -> dict:
     else:
         compiled = torch.compile(model, backend="lite")
     run_step(model, inputs, compiled, train=True)
-    done = time.perf_counter()
-    cpu = time.process_time() - _CPU0  # the model build is inside this one (same for all variants)
+    done, cpu_done = time.perf_counter(), time.process_time()
+    cpu = cpu_done - _CPU0  # the model build is inside this one (same for all variants)
     ledger = None
     if variant.startswith("ours"):
         last = sys.modules["lite_compiler"].last_ledger()
@@ -122,6 +123,10 @@ def worker(variant: str, model_name: str) -> dict:
         "torch_import_s": after_torch - _T0, "package_import_s": after_package - after_torch,
         "first_call_s": done - built,
         "total_s": (after_package - _T0) + (done - built), "cpu_s": cpu,
+        # The issue's clock: from before the import of the package under test (torch's own
+        # import is the same work for every variant, and only adds its noise).
+        "from_package_s": (after_package - after_torch) + (done - built),
+        "cpu_from_package_s": (cpu_after_package - cpu_after_torch) + (cpu_done - cpu_built),
         "inductor_modules": sum(1 for m in sys.modules if m.startswith("torch._inductor")),
         "ledger_rows": ledger,
         "full_gc": len(_FULL_GC), "full_gc_s": sum(_FULL_GC),
@@ -241,7 +246,7 @@ def summarize(rows: list[dict]) -> dict:
             continue
         samples = cell.pop("samples")
         for key in ("total_s", "cpu_s", "torch_import_s", "package_import_s", "first_call_s",
-                    "full_gc", "full_gc_s"):
+                    "from_package_s", "cpu_from_package_s", "full_gc", "full_gc_s"):
             values = [s[key] for s in samples if key in s]
             if not values:
                 continue
@@ -255,12 +260,14 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
     models = meta["models"]
     loads = [r["load"] for r in rows]
     lines = [
-        "What a user waits for from `import torch` to the first training step's result: "
-        "`import torch` + the import of the package under test + the first call "
-        "(`torch.compile`, trace, compile, run, backward). Every sample is a fresh process with "
-        "empty `TORCHINDUCTOR_CACHE_DIR` and `TRITON_CACHE_DIR`; the clock starts before "
-        "`import torch`. *CPU s*: the process's CPU time over the same span plus the model "
-        "build (`time.process_time`, min), which other sessions' load disturbs less than wall time. "
+        "What a user waits for to the first training step's result, on two clocks: from before "
+        "the import of the package under test (issue #13's clock: the import of `lite_compiler` "
+        "+ the first call: `torch.compile`, trace, compile, run, backward), and from before "
+        "`import torch` (*total*: `import torch` too, the same work for every variant, which adds "
+        "its own noise). Every sample is a fresh process with "
+        "empty `TORCHINDUCTOR_CACHE_DIR` and `TRITON_CACHE_DIR`. *CPU s*: the process's CPU time "
+        "over the same span (`time.process_time`, min; the total's also counts the model build), "
+        "which other sessions' load disturbs less than wall time. "
         "*Full GCs*: the process's full (oldest-generation) garbage collections from its start to "
         "the first result, median count and seconds (`gc.callbacks`); by default lite mode defers "
         "them while it imports and compiles (lite_compiler/gc_deferral.py), the "
@@ -282,10 +289,10 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
         f"(the machine is shared with other sessions; {meta['load_before']} before the run, "
         f"{meta['load_after']} after, as 1/5/15 min).",
         "",
-        "| model | variant | total s | / aot_eager | `import torch` s | package import s |"
-        " first call s | CPU s (/ aot_eager) | full GCs: n, s (median) |"
-        " `torch._inductor` modules loaded |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model | variant | package import + first call s | / aot_eager | its CPU s (/ aot_eager) |"
+        " total s | / aot_eager | `import torch` s | package import s | first call s |"
+        " CPU s (/ aot_eager) | full GCs: n, s (median) | `torch._inductor` modules loaded |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     summary: dict = {}
     for model in models:
@@ -302,20 +309,33 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
             def mm(key: str) -> str:
                 return f"{cell[key]['min']:.2f} ({cell[key]['median']:.2f})"
 
-            ratio = ratio_median = None
-            if "total_s" in base:
-                ratio = cell["total_s"]["min"] / base["total_s"]["min"]
-                ratio_median = cell["total_s"]["median"] / base["total_s"]["median"]
-                cpu = cell["cpu_s"]["min"] / base["cpu_s"]["min"] if "cpu_s" in base else None
-                summary[(model, variant)] = (ratio, ratio_median, cpu)
-            ratio_text = f"{ratio:.3f}× ({ratio_median:.3f}×)" if ratio is not None else "-"
+            def ratios(key: str) -> tuple[float, float] | None:
+                if key not in base or key not in cell:
+                    return None
+                return (cell[key]["min"] / base[key]["min"], cell[key]["median"] / base[key]["median"])
+
+            def ratio_text(key: str) -> str:
+                got = ratios(key)
+                return f"{got[0]:.3f}× ({got[1]:.3f}×)" if got else "-"
+
+            def cpu_text(key: str) -> str:
+                got = ratios(key)
+                return f"{cell[key]['min']:.2f}" + (f" ({got[0]:.3f}×)" if got else "") \
+                    if key in cell else "-"
+
+            if ratios("from_package_s") and ratios("total_s"):
+                summary[(model, variant)] = {
+                    "from_package": ratios("from_package_s"),
+                    "cpu_from_package": ratios("cpu_from_package_s"), "total": ratios("total_s"),
+                    "cpu": ratios("cpu_s")}
             gcs = (f"{cell['full_gc']['median']:.0f}, {cell['full_gc_s']['median']:.2f}"
                    if "full_gc" in cell else "-")
-            cpu_ratio = (f" ({cell['cpu_s']['min'] / base['cpu_s']['min']:.3f}×)"
-                         if "cpu_s" in base else "")
-            lines.append(f"| {model} | {LABELS[variant]} | {mm('total_s')} | {ratio_text} |"
+            package_clock = mm("from_package_s") if "from_package_s" in cell else "-"
+            lines.append(f"| {model} | {LABELS[variant]} | {package_clock} |"
+                         f" {ratio_text('from_package_s')} | {cpu_text('cpu_from_package_s')} |"
+                         f" {mm('total_s')} | {ratio_text('total_s')} |"
                          f" {mm('torch_import_s')} | {mm('package_import_s')} | {mm('first_call_s')} |"
-                         f" {cell['cpu_s']['min']:.2f}{cpu_ratio} | {gcs} | {cell['inductor_modules']} |")
+                         f" {cpu_text('cpu_s')} | {gcs} | {cell['inductor_modules']} |")
     lines.append("")
     verdicts = []
     for model in models:
@@ -324,10 +344,12 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
             continue
         # Met only if wall time and CPU time both say so: under sustained load a wall-time
         # minimum can miss every quiet moment of one variant (CPU time is disturbed far less).
-        met = got[0] <= 1.0 and (got[2] is None or got[2] <= 1.0)
-        cpu_text = f", CPU time {got[2]:.3f}×" if got[2] is not None else ""
-        verdicts.append(f"{model} {got[0]:.3f}× (median {got[1]:.3f}×){cpu_text}:"
-                        f" {'met' if met else '**not met**'}")
+        wall, cpu, total = got["from_package"], got["cpu_from_package"], got["total"]
+        met = wall[0] <= 1.0 and (cpu is None or cpu[0] <= 1.0)
+        cpu_note = f", CPU time {cpu[0]:.3f}×" if cpu is not None else ""
+        verdicts.append(f"{model} {wall[0]:.3f}× (median {wall[1]:.3f}×){cpu_note}:"
+                        f" {'met' if met else '**not met**'}; from before `import torch`:"
+                        f" {total[0]:.3f}× (median {total[1]:.3f}×)")
     imports = meta.get("imports") or {}
     if imports:
         lines += ["`import lite_compiler` alone, in fresh processes that imported `torch` and "
@@ -338,7 +360,8 @@ def render(rows: list[dict], meta: dict) -> tuple[str, dict]:
                   for case, cell in imports.items()]
         lines.append("")
     lines.append("Goal (issue #13): ours' CPU first call including import ≤ 1.0× aot_eager's "
-                 "(minimum over the rounds): " + "; ".join(verdicts) + ".")
+                 "(minimum over the rounds, the clock started before the package's import): "
+                 + "; ".join(verdicts) + ".")
     if statistics.median(loads) > (meta.get("cpus") or 1):
         lines += ["", f"**Overloaded run**: the median load ({statistics.median(loads):.1f}) was above"
                   f" the {meta.get('cpus')} CPUs, so the wall-time minima may not have caught a quiet"
