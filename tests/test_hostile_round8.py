@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import re
 
+import pytest
+
 from test_hostile import REAL_FINDING, hostile_tree, lite_guard
 
 from lint_rules import index
@@ -70,3 +72,34 @@ def test_a_registry_of_thousands_of_passes_lists_as_one_plain_line_each(tmp_path
     assert "proj.m2499:p\tpost_grad\tnever\tfunction\t\tw2499" in lines
     assert "proj.esc:p\tpost_grad\tnever\tfunction\t\ta\\x1b[2J\\tb" in lines  # escaped
     assert "\x1b" not in result.stdout
+
+
+# Shapes a generated or hostile file takes (n repeats of one construct, beside a real pass):
+# each must be read in bounded time with the pass found and nothing reported unreadable.
+SHAPES = {
+    "attribute chain": lambda n: "x = a" + ".b" * n,
+    "subscript chain": lambda n: "x = a" + "[0]" * n,
+    "elif chain": lambda n: "if x:\n    pass\n" + "".join(f"elif x == {i}:\n    y = {i}\n"
+                                                         for i in range(n)),
+    "decorators": lambda n: "".join(f"@d{i}\n" for i in range(n)) + "def f(gm):\n    pass",
+    "implicit string concatenation": lambda n: "x = " + " ".join(['"a"'] * n),
+    "alias chain": lambda n: "c0 = PatternMatcherPass\n" + "".join(f"c{i} = c{i - 1}\n"
+                                                                   for i in range(1, n)),
+    "boolean chain": lambda n: "x = " + " and ".join(f"a{i}" for i in range(n)),
+    "comparison chain": lambda n: "x = " + " < ".join(f"a{i}" for i in range(n)),
+    "call arguments": lambda n: "f(" + ", ".join(f"a{i}" for i in range(n)) + ")",
+    "f-string fields": lambda n: 'x = f"' + "{a}" * n + '"',
+    "tuple unpacking": lambda n: ", ".join(f"a{i}" for i in range(n)) + " = "
+                                 + ", ".join(f"b{i}" for i in range(n)),
+    "dict display": lambda n: "d = {" + ", ".join(f'"k{i}": f{i}' for i in range(n)) + "}",
+    "comprehension clauses": lambda n: "x = [1 " + " ".join(f"for a{i} in b" for i in range(n)) + "]",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_long_construct_next_to_a_pass_is_read_and_the_pass_found(tmp_path, shape):
+    root = hostile_tree(tmp_path, {"long.py": TRIGGER + SHAPES[shape](900) + "\n"})
+    result = lite_guard("check", "--no-project", "--no-cache", ".", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert REAL_FINDING.search(result.stdout), result.stdout
+    assert " LG900 " not in result.stdout, result.stdout
