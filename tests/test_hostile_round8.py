@@ -79,18 +79,18 @@ def test_a_registry_of_thousands_of_passes_lists_as_one_plain_line_each(tmp_path
 SHAPES = {
     "attribute chain": lambda n: "x = a" + ".b" * n,
     "subscript chain": lambda n: "x = a" + "[0]" * n,
-    "elif chain": lambda n: "if x:\n    pass\n" + "".join(f"elif x == {i}:\n    y = {i}\n"
-                                                         for i in range(n)),
+    "elif chain": lambda n: "if x:\n    pass\n" + "".join(
+        f"elif x == {i}:\n    y = {i}\n" for i in range(n)),
     "decorators": lambda n: "".join(f"@d{i}\n" for i in range(n)) + "def f(gm):\n    pass",
     "implicit string concatenation": lambda n: "x = " + " ".join(['"a"'] * n),
-    "alias chain": lambda n: "c0 = PatternMatcherPass\n" + "".join(f"c{i} = c{i - 1}\n"
-                                                                   for i in range(1, n)),
+    "alias chain": lambda n: "c0 = PatternMatcherPass\n" + "".join(
+        f"c{i} = c{i - 1}\n" for i in range(1, n)),
     "boolean chain": lambda n: "x = " + " and ".join(f"a{i}" for i in range(n)),
     "comparison chain": lambda n: "x = " + " < ".join(f"a{i}" for i in range(n)),
     "call arguments": lambda n: "f(" + ", ".join(f"a{i}" for i in range(n)) + ")",
     "f-string fields": lambda n: 'x = f"' + "{a}" * n + '"',
-    "tuple unpacking": lambda n: ", ".join(f"a{i}" for i in range(n)) + " = "
-                                 + ", ".join(f"b{i}" for i in range(n)),
+    "tuple unpacking": lambda n: (", ".join(f"a{i}" for i in range(n)) + " = "
+                                  + ", ".join(f"b{i}" for i in range(n))),
     "dict display": lambda n: "d = {" + ", ".join(f'"k{i}": f{i}' for i in range(n)) + "}",
     "comprehension clauses": lambda n: "x = [1 " + " ".join(f"for a{i} in b" for i in range(n)) + "]",
 }
