@@ -99,11 +99,57 @@ def measure(name: str, build, iters: int) -> dict:
         end.record()
         torch.cuda.synchronize()
         times.append(begin.elapsed_time(end))
+    host = []
+    for _ in range(iters):
+        x.grad = None
+        begin = time.perf_counter()
+        step(fn, x)
+        host.append((time.perf_counter() - begin) * 1e3)  # no sync: the host's own time
+    torch.cuda.synchronize()
     # first_call_s includes package_import_s (the clock starts before the import).
-    return {"variant": name, "first_call_s": round(first_call, 3),
-            "package_import_s": round(package_import, 3),
-            "step_ms": round(statistics.median(times), 4),
-            "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
+    row = {"variant": name, "first_call_s": round(first_call, 3),
+           "package_import_s": round(package_import, 3),
+           "step_ms": round(statistics.median(times), 4),
+           "host_ms": round(statistics.median(host), 4),
+           "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
+    if PROFILE:
+        row["host_profile"] = host_profile(fn, x)
+    return row
+
+
+PROFILE = False  # --profile: where a step's host time goes (cProfile) and its kernel count
+
+
+def host_profile(fn, x, steps: int = 100, top: int = 25) -> dict:
+    """Python functions by own time per step (cProfile), and CUDA kernels launched per step."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        x.grad = None
+        step(fn, x)
+    profiler.disable()
+    torch.cuda.synchronize()
+    stats = pstats.Stats(profiler).stats
+    rows = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    functions = [{"function": f"{'/'.join(file.rsplit('/', 2)[-2:])}:{line}({func})",
+                  "calls_per_step": round(calls / steps, 2), "own_us_per_step": round(own / steps * 1e6, 1),
+                  "cumulative_us_per_step": round(cumulative / steps * 1e6, 1)}
+                 for (file, line, func), (_, calls, own, cumulative, _) in rows]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(10):
+            x.grad = None
+            step(fn, x)
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    names: dict[str, int] = {}
+    for event in kernels:
+        names[event.name[:80]] = names.get(event.name[:80], 0) + 1
+    return {"python_calls_per_step": round(sum(v[1] for v in stats.values()) / steps, 1),
+            "top_own_time": functions, "kernels_per_step": len(kernels) / 10,
+            "kernel_names": {name: count / 10 for name, count in sorted(names.items(), key=lambda i: -i[1])}}
 
 
 def bitwise_unannotated() -> bool:
@@ -134,6 +180,8 @@ VARIANTS = {  # default mode and ours + CUDA graphs first: what the issue's goal
     "lite-guard lite": lambda: torch.compile(annotated, backend="lite", fullgraph=True),
     "aot_eager": lambda: upstream_compile()(plain, backend="aot_eager", fullgraph=True),
     "upstream mode=lite": lambda: upstream_compile()(annotated, mode="lite", fullgraph=True),
+    "lite-guard lite + bitwise fusion": lambda: torch.compile(
+        annotated, backend="lite", fullgraph=True, options={"bitwise_fusion": True}),
     "lite-guard lite + cudagraphs + bitwise fusion": lambda: torch.compile(
         annotated, backend="lite", fullgraph=True,
         options={"cudagraphs": True, "bitwise_fusion": True}),
@@ -172,7 +220,7 @@ def run_child(what: str, iters: int, timeout: float) -> dict:
     began = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, __file__, "--worker", what, "--iters", str(iters),
-                               "--result", out], env=env, capture_output=True, text=True,
+                               "--result", out, *(["--profile"] if PROFILE else [])], env=env, capture_output=True, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"variant": what, "error": f"timed out after {timeout:.0f} s"}
@@ -203,12 +251,16 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="write the results here")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset")
     parser.add_argument("--timeout", type=float, default=180, help="per process, seconds")
+    parser.add_argument("--profile", action="store_true",
+                        help="also record each variant's host profile (cProfile) and kernels per step")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU")
         return 2
+    global PROFILE
+    PROFILE = args.profile
     if args.worker:
         with open(args.result, "w") as handle:
             json.dump(worker(args.worker, args.iters), handle)
