@@ -9,8 +9,8 @@ lite step pays at GPU sizes where training is launch-bound.
 Capture uses PyTorch's own cudagraph trees (``torch._inductor.cudagraph_trees.cudagraphify_impl``),
 the mechanism default Inductor's ``mode="reduce-overhead"`` and Dynamo's ``cudagraphs`` backend use
 (torch/_dynamo/backends/cudagraphs.py, which this follows): one memory pool per device shared by
-forward and backward, parameters and buffers as static inputs (re-recorded if their address
-changes, never copied), other inputs copied into the pool. A graph that cannot be captured
+forward and backward, parameters, buffers and tensors read from module globals as static inputs
+(re-recorded if their address changes, never copied), other inputs copied into the pool. A graph that cannot be captured
 (CPU tensors, dynamic shapes, an op that cannot be captured, an in-place update of a non-static
 input) runs as it would without the switch; the ledger and a ``CudaGraphsSkipped`` warning say why.
 One Dynamo frame is captured whole or not at all: when its forward is skipped, so is its backward.
@@ -133,13 +133,49 @@ def skip_reason(gm: torch.fx.GraphModule, static: Sequence[int]) -> str | None:
 
 # ---- capture -----------------------------------------------------------------------------------
 
-def _static_forward_inputs(num_dynamo_inputs: int, num_inputs: int) -> list[int]:
+def global_dynamo_inputs(dynamo_gm: torch.fx.GraphModule) -> list[tuple[int, torch.Tensor]]:
+    """Dynamo's inputs read from a module global (a flex-attention block mask, a lookup table)
+    that need no gradient: (position, example value). The same tensor comes back at every call,
+    so a replay can read it where it lives instead of copying it into the graph's pool (a
+    ``Memcpy`` per tensor per replay). Reading in place gives the same values as the copy; if the
+    global is rebound to another tensor, cudagraph trees see the new address at the replay's
+    invariant check and record again, as they do for parameters."""
+    from torch._dynamo.source import is_from_global_source
+
+    found = []
+    for position, node in enumerate(dynamo_gm.graph.find_nodes(op="placeholder")):
+        source = getattr(node, "_dynamo_source", None)
+        value = node.meta.get("example_value")
+        if (source is not None and is_from_global_source(source) and isinstance(value, torch.Tensor)
+                and type(value) in (torch.Tensor, torch._subclasses.FakeTensor) and not value.requires_grad):
+            found.append((position, value))
+    return found
+
+
+def _same_layout(a: Any, b: torch.Tensor) -> bool:
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+            and a.stride() == b.stride() and a.device == b.device)
+
+
+def _static_forward_inputs(num_dynamo_inputs: int, example_inputs: Sequence[Any],
+                           global_inputs: Sequence[tuple[int, torch.Tensor]] = ()) -> list[int]:
     """Parameters and buffers: AOTAutograd's static input indices (what Inductor uses), else the
-    inputs AOTAutograd added in front of Dynamo's (lifted parameters)."""
+    inputs AOTAutograd added in front of Dynamo's (lifted parameters); plus Dynamo's inputs read
+    from globals (``global_dynamo_inputs``), where the forward's input at the same place from the
+    end has the same layout (AOTAutograd adds its own inputs in front: lifted parameters, effect
+    tokens)."""
+    num_inputs = len(example_inputs)
     context = torch._guards.TracingContext.try_get()
     if context is not None and context.fw_metadata is not None:
-        return list(context.fw_metadata.static_input_indices)
-    return list(range(max(0, num_inputs - num_dynamo_inputs)))
+        static = list(context.fw_metadata.static_input_indices)
+    else:
+        static = list(range(max(0, num_inputs - num_dynamo_inputs)))
+    offset = num_inputs - num_dynamo_inputs
+    for position, value in global_inputs:
+        index = offset + position
+        if offset >= 0 and index not in static and _same_layout(example_inputs[index], value):
+            static.append(index)
+    return sorted(static)
 
 
 def _static_backward_inputs(gm: torch.fx.GraphModule) -> list[int]:
@@ -153,9 +189,10 @@ def _static_backward_inputs(gm: torch.fx.GraphModule) -> list[int]:
 class CudaGraphs:
     """The CUDA-graph state of one Dynamo frame, shared by its forward and backward compiles."""
 
-    def __init__(self, ledger: Ledger, num_dynamo_inputs: int):
+    def __init__(self, ledger: Ledger, dynamo_gm: torch.fx.GraphModule, num_dynamo_inputs: int):
         self.ledger = ledger
         self.num_dynamo_inputs = num_dynamo_inputs
+        self.global_inputs = global_dynamo_inputs(dynamo_gm)
         self.forward_captured = True  # a skipped forward skips its backward too
         self.device_index: int | None = None
 
@@ -176,7 +213,7 @@ class CudaGraphs:
         if is_backward:
             static = _static_backward_inputs(gm)
         else:
-            static = _static_forward_inputs(self.num_dynamo_inputs, len(example_inputs))
+            static = _static_forward_inputs(self.num_dynamo_inputs, example_inputs, self.global_inputs)
         reason = skip_reason(gm, static)
         if reason is not None:
             if is_backward:

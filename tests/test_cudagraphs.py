@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import lite_compiler
-from lite_compiler.cudagraphs import CudaGraphsSkipped, dynamic_shape_reason, op_reason
+from lite_compiler.cudagraphs import CudaGraphsSkipped, dynamic_shape_reason, global_dynamo_inputs, op_reason
 
 
 def _mlp(x, w1, w2):
@@ -106,6 +106,29 @@ def test_a_cpu_sync_op_is_a_reason_to_skip():
     assert op_reason(make_fx(lambda x: x * 2)(torch.randn(3))) is None
 
 
+TABLE = torch.arange(8.0)  # read by _reads_a_global from this module's globals
+GRAD_TABLE = torch.arange(8.0, requires_grad=True)
+
+
+def _reads_a_global(x, w):
+    return ((x @ w) * TABLE * GRAD_TABLE).sum()
+
+
+def test_tensors_read_from_globals_without_grad_are_found_in_dynamos_graph():
+    """What a replay reads in place instead of copying: Dynamo's input from a module global,
+    not the function's arguments, not a global that needs a gradient."""
+    seen = []
+
+    def backend(gm, example_inputs):
+        names = [n.name for n in gm.graph.find_nodes(op="placeholder")]
+        seen.extend((names[position], tuple(value.shape)) for position, value in global_dynamo_inputs(gm))
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(_reads_a_global, backend=backend)(torch.randn(3, 4), torch.randn(4, 8, requires_grad=True))
+    assert seen == [("g_table_", (8,))]
+
+
 # ---- GPU -------------------------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -184,3 +207,33 @@ def test_an_item_on_the_host_falls_back_and_one_kept_on_device_replays_bitwise()
     else:
         assert row.reason.startswith("replayed as a CUDA graph"), row.reason
     _assert_bitwise(ours, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_global_tensor_is_a_static_input_and_rebinding_it_records_again_bitwise():
+    global TABLE, GRAD_TABLE
+    saved = TABLE, GRAD_TABLE
+    try:
+        gen = torch.Generator(device="cuda").manual_seed(3)
+        TABLE = torch.randn(8, device="cuda", generator=gen)
+        GRAD_TABLE = torch.randn(8, device="cuda", generator=gen, requires_grad=True)
+        inputs = (torch.randn(3, 4, device="cuda", generator=gen),
+                  torch.randn(4, 8, device="cuda", generator=gen, requires_grad=True))
+        torch._dynamo.reset()
+        graphed = torch.compile(_reads_a_global, backend="lite", options={"cudagraphs": True})
+        ours = _train(graphed, inputs, steps=3)
+        rows = _cudagraph_rows()
+        assert rows["fw"].allowed and "1 static inputs" in rows["fw"].reason, rows["fw"].reason
+        first = TABLE
+        TABLE = first * 2  # another tensor at another address: recorded again, not read stale
+        ours += _train(graphed, inputs, steps=2)
+        torch._dynamo.reset()
+        reference = torch.compile(_reads_a_global, backend="aot_eager")
+        TABLE = first
+        expected = _train(reference, inputs, steps=3)
+        TABLE = first * 2
+        expected += _train(reference, inputs, steps=2)
+        _assert_bitwise(ours, expected)
+    finally:
+        TABLE, GRAD_TABLE = saved
