@@ -56,21 +56,23 @@ from pathlib import Path  # noqa: E402
 VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
             "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs", "ours_layers",
             "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused", "ours_fused_cudagraphs",
-            "ours_layers_fused_cudagraphs", "ours_proven_fused_cudagraphs")
+            "ours_layers_fused_cudagraphs", "ours_regions_fused_cudagraphs", "ours_proven_fused_cudagraphs")
 # Which modules go into regions: "regions" = llama's RMSNorms + MLP (one id), "layers" = every
 # decoder layer / residual block in a region of its own.
 REGION_KIND = {"ours_regions": "norm_mlp", "ours_regions_cudagraphs": "norm_mlp",
                "ours_layers": "layers", "ours_layers_cudagraphs": "layers",
-               "ours_model_cudagraphs": "model", "ours_layers_fused_cudagraphs": "layers"}
+               "ours_model_cudagraphs": "model", "ours_layers_fused_cudagraphs": "layers",
+               "ours_regions_fused_cudagraphs": "norm_mlp"}
 REGION_VARIANTS = set(REGION_KIND)
 OURS = {"ours", "ours_cudagraphs", "ours_fused", "ours_fused_cudagraphs", "ours_proven_fused_cudagraphs",
         *REGION_VARIANTS}
 # options={"bitwise_fusion": True}: pointwise ops outside regions fused where proven bitwise
 FUSED_VARIANTS = {"ours_fused", "ours_fused_cudagraphs", "ours_layers_fused_cudagraphs",
-                  "ours_proven_fused_cudagraphs"}  # "proven": exhaustively proven signatures only
+                  "ours_regions_fused_cudagraphs", "ours_proven_fused_cudagraphs"}  # "proven": exhaustively proven signatures only
 CUDAGRAPH_VARIANTS = {"cudagraphs_backend", "ours_cudagraphs", "ours_regions_cudagraphs",
                       "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs",
-                      "ours_layers_fused_cudagraphs", "ours_proven_fused_cudagraphs"}
+                      "ours_layers_fused_cudagraphs", "ours_regions_fused_cudagraphs",
+                      "ours_proven_fused_cudagraphs"}
 # Variants whose GPU kernels are profiled (one extra step after timing): where the time goes.
 PROFILED = {"aot_eager", "inductor", "ours_fused", "ours_cudagraphs", "ours_regions_cudagraphs",
             "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused_cudagraphs"}
@@ -672,6 +674,7 @@ LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Induc
           "ours_model_cudagraphs": "ours, whole model in one region, + CUDA graphs",
           "ours_fused": "ours + bitwise fusion", "ours_fused_cudagraphs": "ours + bitwise fusion + CUDA graphs",
           "ours_layers_fused_cudagraphs": "ours + layer regions + bitwise fusion + CUDA graphs",
+          "ours_regions_fused_cudagraphs": "ours + regions (RMSNorm, MLP) + bitwise fusion + CUDA graphs",
           "ours_proven_fused_cudagraphs": "ours + bitwise fusion (proven signatures only) + CUDA graphs"}
 
 
@@ -728,6 +731,8 @@ GOALS = (  # (text, variant, baseline variant, limit, field)
      "aot_eager", 0.5, "step_ms"),
     ("ours + regions (RMSNorm, MLP) + CUDA graphs step <= 0.8x default Inductor",
      "ours_regions_cudagraphs", "inductor", 0.8, "step_ms"),
+    ("ours + regions (RMSNorm, MLP) + bitwise fusion + CUDA graphs step <= 0.8x default Inductor",
+     "ours_regions_fused_cudagraphs", "inductor", 0.8, "step_ms"),
     ("ours + layer regions + CUDA graphs step <= 0.8x default Inductor",
      "ours_layers_cudagraphs", "inductor", 0.8, "step_ms"),
     ("(whole model in one region + CUDA graphs <= 0.8x default Inductor)",
