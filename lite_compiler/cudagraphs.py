@@ -158,12 +158,12 @@ def _same_layout(a: Any, b: torch.Tensor) -> bool:
 
 
 def _static_forward_inputs(num_dynamo_inputs: int, example_inputs: Sequence[Any],
-                           global_inputs: Sequence[tuple[int, torch.Tensor]] = ()) -> list[int]:
-    """Parameters and buffers: AOTAutograd's static input indices (what Inductor uses), else the
-    inputs AOTAutograd added in front of Dynamo's (lifted parameters); plus Dynamo's inputs read
-    from globals (``global_dynamo_inputs``), where the forward's input at the same place from the
-    end has the same layout (AOTAutograd adds its own inputs in front: lifted parameters, effect
-    tokens)."""
+                           global_inputs: Sequence[tuple[int, torch.Tensor]] = ()) -> tuple[list[int], list[int]]:
+    """(static inputs, those of them read from globals). Static: parameters and buffers,
+    AOTAutograd's static input indices (what Inductor uses), else the inputs AOTAutograd added in
+    front of Dynamo's (lifted parameters); plus Dynamo's inputs read from globals
+    (``global_dynamo_inputs``) where the forward's input at the same place from the end has the
+    same layout (AOTAutograd adds its own inputs in front: lifted parameters, effect tokens)."""
     num_inputs = len(example_inputs)
     context = torch._guards.TracingContext.try_get()
     if context is not None and context.fw_metadata is not None:
@@ -171,11 +171,44 @@ def _static_forward_inputs(num_dynamo_inputs: int, example_inputs: Sequence[Any]
     else:
         static = list(range(max(0, num_inputs - num_dynamo_inputs)))
     offset = num_inputs - num_dynamo_inputs
+    from_globals = []
     for position, value in global_inputs:
         index = offset + position
         if offset >= 0 and index not in static and _same_layout(example_inputs[index], value):
-            static.append(index)
-    return sorted(static)
+            from_globals.append(index)
+    return sorted(static + from_globals), from_globals
+
+
+# A global read in place whose tensor is replaced this many times is copied from then on: each
+# replacement records the graph again, which pays off for a mask swapped now and then, not for
+# one rebuilt at every step.
+GLOBAL_REBINDS_BEFORE_COPYING = 2
+
+
+class _GlobalInputsWatch:
+    """A forward replay that reads some globals in place (``from_globals``), until one of them
+    has been replaced by another tensor more than ``GLOBAL_REBINDS_BEFORE_COPYING`` times; then
+    ``copying()`` gives a replay that copies them like any other input, and a ledger row says so."""
+
+    def __init__(self, replay: Callable[..., Any], from_globals: list[int],
+                 copying: Callable[[], Callable[..., Any]], on_switch: Callable[[str], None]):
+        self.replay, self.from_globals, self.copying, self.on_switch = replay, from_globals, copying, on_switch
+        self.addresses: list[int] | None = None
+        self.rebinds = 0
+        self._boxed_call = True
+
+    def __call__(self, inputs: list[Any]) -> Any:
+        if self.from_globals:
+            addresses = [inputs[i].data_ptr() for i in self.from_globals]
+            if self.addresses is not None and addresses != self.addresses:
+                self.rebinds += 1
+                if self.rebinds > GLOBAL_REBINDS_BEFORE_COPYING:
+                    self.from_globals = []
+                    self.replay = self.copying()
+                    self.on_switch(f"inputs read from globals were replaced {self.rebinds} times:"
+                                   " copied into the graph's pool from now on, like other inputs")
+            self.addresses = addresses
+        return self.replay(inputs)
 
 
 def _static_backward_inputs(gm: torch.fx.GraphModule) -> list[int]:
@@ -210,10 +243,12 @@ class CudaGraphs:
         if is_backward and not self.forward_captured:
             self._record(graph, False, "its forward graph runs without CUDA graphs")
             return self._backward_without_graph(compiled)
+        from_globals: list[int] = []
         if is_backward:
             static = _static_backward_inputs(gm)
         else:
-            static = _static_forward_inputs(self.num_dynamo_inputs, example_inputs, self.global_inputs)
+            static, from_globals = _static_forward_inputs(self.num_dynamo_inputs, example_inputs,
+                                                          self.global_inputs)
         reason = skip_reason(gm, static)
         if reason is not None:
             if is_backward:
@@ -222,11 +257,20 @@ class CudaGraphs:
             self.forward_captured = False
             self._record(graph, False, reason)
             return compiled
-        return self._cudagraphify(kind, graph, gm, example_inputs, compiled, static)
+        replay = self._replay(kind, gm, example_inputs, compiled, static)
+        self._record(graph, True, f"replayed as a CUDA graph (cudagraph trees, device"
+                                  f" {self.device_index}, {len(static)} static inputs"
+                                  f"{f', {len(from_globals)} of them read from globals' if from_globals else ''})")
+        if not from_globals:
+            return replay
+        copied = [i for i in static if i not in from_globals]
+        return _GlobalInputsWatch(
+            replay, from_globals,
+            copying=lambda: self._replay(kind, gm, example_inputs, compiled, copied),
+            on_switch=lambda why: self._record(graph, True, why))
 
-    def _cudagraphify(self, kind: str, graph: str, gm: torch.fx.GraphModule,
-                      example_inputs: list[Any], compiled: Callable[..., Any],
-                      static: list[int]) -> Callable[..., Any]:
+    def _replay(self, kind: str, gm: torch.fx.GraphModule, example_inputs: list[Any],
+                compiled: Callable[..., Any], static: list[int]) -> Callable[..., Any]:
         from torch._dynamo.backends.cudagraphs import (
             find_input_mutations, get_device_index, get_stack_traces,
         )
@@ -246,8 +290,6 @@ class CudaGraphs:
             mutated_input_idxs=find_input_mutations(gm.graph),
         )
         replay._boxed_call = True  # type: ignore[attr-defined]
-        self._record(graph, True, f"replayed as a CUDA graph (cudagraph trees, device"
-                                  f" {device_index}, {len(static)} static inputs)")
         return replay
 
     def _backward_without_graph(self, compiled: Callable[..., Any]) -> Callable[..., Any]:

@@ -240,3 +240,35 @@ def test_a_global_tensor_is_a_static_input_and_rebinding_it_records_again_bitwis
         _assert_bitwise(ours, expected)
     finally:
         TABLE = saved
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_global_replaced_at_every_step_is_copied_after_two_replacements_bitwise():
+    global TABLE
+    saved = TABLE
+    try:
+        gen = torch.Generator(device="cuda").manual_seed(4)
+        tables = [torch.randn(8, device="cuda", generator=gen) for _ in range(6)]
+        inputs = (torch.randn(3, 4, device="cuda", generator=gen),
+                  torch.randn(4, 8, device="cuda", generator=gen, requires_grad=True))
+
+        def run(fn):
+            global TABLE
+            outs = []
+            for table in tables:
+                TABLE = table.clone()  # a new tensor at every step
+                outs += _train(fn, inputs)
+            return outs
+
+        torch._dynamo.reset()
+        ours = run(torch.compile(_reads_a_table, backend="lite", options={"cudagraphs": True}))
+        ledger = lite_compiler.last_ledger("lite")
+        reasons = [e.reason for e in ledger.entries if e.kind == "cudagraphs" and e.graph.endswith("/fw")]
+        assert reasons[0].endswith("1 static inputs, 1 of them read from globals)"), reasons
+        assert reasons[1:] == ["inputs read from globals were replaced 3 times: copied into the graph's"
+                               " pool from now on, like other inputs"], reasons
+        torch._dynamo.reset()
+        _assert_bitwise(ours, run(torch.compile(_reads_a_table, backend="aot_eager")))
+    finally:
+        TABLE = saved
