@@ -188,7 +188,8 @@ class UnregisteredPass(IndexRule):
         # base class names, naming keywords (pass_name=), hook keys.
         vocab = Vocabulary.from_registry(registry)
         names = [n.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for n in vocab.bases]
-        return tuple(n.encode() for n in (*names, *vocab.name_keywords, *vocab.hooks) if n)
+        return tuple(n.encode() for n in (*names, *vocab.name_keywords, *vocab.hooks,
+                                          *sorted(vocab.argument_words)) if n)
 
     @classmethod
     def check(cls, index: Index, registry: Any) -> tuple[list[Finding], set[str]]:
@@ -203,6 +204,7 @@ class _Check:
         self.classes: set[str] = set()  # identities of pass classes found at their definition
         self.reported: set[tuple[str, int, str, str]] = set()
         self.templates: set[str] = set()  # pass classes whose subclasses name their pass
+        self.compilers: dict[tuple[str, str], str] = {}  # (module, function) -> where it is given
 
     def run(self) -> tuple[list[Finding], set[str]]:
         for module, summary in self.index.modules.items():
@@ -219,7 +221,10 @@ class _Check:
                     self._store(module, site)
                 elif site["t"] == "patch":
                     self._patch(module, site)
+                elif site["t"] == "arg":
+                    self._argument(module, site)
         self._graph_functions()
+        self._compiled_rewrites()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -292,6 +297,108 @@ class _Check:
                 self._found(module, line, col, identity,
                             f"function taking an FX graph ({evidence}), {where}", "function",
                             guess_stage(real_module(module), name))
+
+    # ---- values handed to a pass or compiler argument ---------------------------------------
+    def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
+        """The registry rows (role, keyword, position) of the callable a site calls, by what it
+        resolves to (``aot_autograd`` through imports and aliases, ``pm.add_pass`` through the
+        class of ``pm``), and that callable's display name."""
+        index = self.index
+        ref = index.expr_ref(module, site["scope"], site["callee"], site["class"])
+        dotted = _ref_dotted(ref)
+        callee = site["callee"]
+        if dotted is None and callee[0] == "n" and "." in callee[1]:
+            # pm.add_pass(p), pm = PassManager(...): the method of the class pm is an instance of
+            head, _, attr = callee[1].rpartition(".")
+            for value in index.values(module, site["scope"], ["n", head], site["class"]):
+                if not isinstance(value, Unresolved) and value[0] == "instance":
+                    dotted = f"{_ref_dotted(('ext', value[1], value[2]))}.{attr}"
+                    break
+        for name, rows in index.vocab.arguments.items():
+            if name.replace(":", ".") == dotted:
+                return name, rows
+        return "", ()
+
+    def _argument(self, module: str, site: dict) -> None:
+        """``aot_autograd(partition_fn=p)``, ``PassManager([p])``, ``pm.add_pass(p)``: what flows
+        into a registry ``pass_argument`` runs on the FX graph, a pass, reported here (a class
+        or function, named by its identity; one the lint cannot resolve, by the owner and the
+        text). What flows into a ``compiler_argument`` (``backend=``, ``fw_compiler=``,
+        ``inner_compile=``, ``@register_backend``) compiles the graph: kept for
+        ``_compiled_rewrites``."""
+        index = self.index
+        row_name, rows = self._argument_rows(module, site)
+        callee = row_name.rsplit(":", 1)[-1]
+        for role, keyword, position, stage in rows:
+            given = site["kw"].get(keyword) if keyword else None
+            key = keyword
+            if given is None and 0 <= position < len(site["args"]):
+                given, key = site["args"][position], str(position)
+            if given is None and site.get("decorated") and (position == 0 or role == "compiler_argument"):
+                given = ["n", site["decorated"]]  # @register_backend def b: b is compiler_fn
+            if given is None:
+                continue
+            line, col = site["pos"].get(key, [site["line"], site["col"]]) \
+                if not site.get("decorated") else (site["line"], site["col"])
+            values = list(index.values(module, site["scope"], given, site["class"]))
+            if role == "compiler_argument":
+                for value in values:
+                    if not isinstance(value, Unresolved) and value[0] == "func":
+                        self.compilers.setdefault((value[1], value[2]),
+                                                  f"{callee}({keyword or position}=...)")
+                continue
+            form = f"handed to {callee}({keyword or position}=...)"
+            stage = stage or guess_stage(row_name.partition(":")[0])
+            for value in values:
+                if isinstance(value, Unresolved):
+                    owner = _owner(site)
+                    name = qualified_name(real_module(module),
+                                          f"{owner}.{value.text}" if owner else value.text)
+                    self._found(module, line, col, name, f"{form}; the value '{value.text}' cannot"
+                                " be resolved statically, register what flows in", "function", stage)
+                    continue
+                if value[0] in ("str", "glob"):
+                    continue
+                name = index.ref_identity(value)
+                if name is None:
+                    continue
+                if name in self.classes:
+                    self.names.add(name)
+                    continue
+                kind = "class" if value[0] in ("class", "instance") else "function"
+                self._found(module, line, col, name, form, kind, stage)
+
+    def _compiled_rewrites(self) -> None:
+        """A compiler (a function handed to a ``compiler_argument``: a torch.compile backend,
+        an ``inner_compile=`` adaptor, an AOTAutograd ``fw_compiler``) compiles the graph it is
+        given: not a pass. But a graph function it calls with that graph which rewrites it
+        (TensorRT-LLM's ``recover_pass(gm)``), or the compiler's own rewriting of it, is a
+        pass that no hook sees: reported where the rewriting function is defined."""
+        index = self.index
+        for (module, qualname), installed in list(self.compilers.items()):
+            effects = (index.modules.get(module) or {}).get("graph_effects") or {}
+            entry = effects.get(qualname)
+            if entry is None:
+                continue
+            line, col, _, rewrite, calls, _ = entry
+            compiler = index.identity(module, qualname)
+            if rewrite:
+                self._found(module, line, col, compiler,
+                            f"compiler given to {installed} that rewrites the graph it compiles"
+                            f" (calls {rewrite}())", "function",
+                            guess_stage(real_module(module), qualname))
+            for callee, _, _ in calls:
+                ref = index.expr_ref(module, qualname, callee, "")
+                if ref[0] != "func" or not index.in_tree(ref[1]) or not isinstance(ref[2], str):
+                    continue
+                target = (index.modules.get(ref[1]) or {}).get("graph_effects", {}).get(ref[2])
+                name = index.identity(ref[1], ref[2])
+                if target is None or not target[3] or name in self.names:
+                    continue  # not a rewrite; or found already (another compiler, a hook)
+                self._found(ref[1], target[0], target[1], name,
+                            f"function rewriting an FX graph (calls {target[3]}()), called with the graph"
+                            f" by the compiler '{compiler}' given to {installed}", "function",
+                            guess_stage(real_module(ref[1]), ref[2]))
 
     def _registering_decorator(self, module: str, decorators: list) -> str:
         """``@_aten_lowering_pass`` / ``@register("x")``: a decorator the tree defines that
@@ -679,6 +786,9 @@ class _Check:
         scope, klass = site["scope"], site["class"]
         if site["value"][0] in ("c", "s", "none"):
             return
+        if site.get("foreign"):
+            self._foreign_patch(module, site)
+            return
         # the owner by the import that binds its first name (torch's modules are not read)
         head, _, rest = site["owner"].partition(".")
         imported = site["imported"].replace(":", ".")
@@ -722,6 +832,28 @@ class _Check:
                 name = qualified_name(real_module(module), where)
             kind = "class" if value[0] in ("class", "instance") else "function"
             self._found(module, line, col, name, form, kind, stage)
+
+    def _foreign_patch(self, module: str, site: dict) -> None:
+        """``vllm.compilation.backends._decompose_size_nodes = mine`` (unsloth_zoo): code of
+        another project replaced at run time by a function of this tree. Which project's code
+        is a compile pipeline the lint cannot tell by name; by structure, a replacement that
+        rewrites the FX graph it is handed (it calls a registry ``graph_mutation`` member) is a
+        graph pass running where the original ran, which no hook sees."""
+        index = self.index
+        head, _, rest = site["owner"].partition(".")
+        target = ".".join(filter(None, (site["imported"].replace(":", "."), rest)))
+        for value in index.values(module, site["scope"], site["value"], site["class"]):
+            if isinstance(value, Unresolved) or value[0] != "func" or not isinstance(value[2], str):
+                continue
+            effects = (index.modules.get(value[1]) or {}).get("graph_effects") or {}
+            entry = effects.get(value[2])
+            if entry is None or not entry[3] or not entry[2]:
+                continue  # not a function rewriting the graph it is handed
+            self._found(module, site["line"], site["col"], index.identity(value[1], value[2]),
+                        f"replaces {target}.{site['attr']} at run time with a rewrite of an FX graph"
+                        f" (calls {entry[3]}()), a monkeypatch of another project's compile"
+                        " pipeline that no hook sees", "function",
+                        guess_stage(real_module(value[1]), value[2]))
 
     def _store(self, module: str, site: dict) -> None:
         """``setattr(config, key, p)`` and the like, the key not a literal: where the index
@@ -813,6 +945,16 @@ def _registered_as(klass: dict) -> str | None:
     for decorator in klass["decorators"]:
         if decorator[0] == "call" and decorator[2] and decorator[2][0][0] == "s":
             return decorator[2][0][1]
+    return None
+
+
+def _ref_dotted(ref: Any) -> str | None:
+    """``torch._dynamo.backends.common.aot_autograd`` for what the index resolved a callee to
+    (a torch name it could not read is an ``ext`` reference), else None."""
+    if not isinstance(ref, (list, tuple)) or len(ref) < 3 or not isinstance(ref[1], str):
+        return None
+    if ref[0] in ("ext", "func", "class", "instance", "module") and isinstance(ref[2], str):
+        return f"{ref[1]}.{ref[2]}" if ref[2] else ref[1]
     return None
 
 
