@@ -895,6 +895,19 @@ class _Extractor(ast.NodeVisitor):
                 evidence = _graph_call(node, None, self.vocab, self.summary["imports"])
                 if evidence:
                     klass.setdefault("graph_methods", {})[node.name] = evidence
+            if self.outside_torch and self.vocab.graph_mutators and node.name != "__init__":
+                # what a method taking an FX graph (after self) does with it: rewrites it, or
+                # hands it to each element of a list (a runner), read by LG001
+                params = [*node.args.posonlyargs, *node.args.args][1:]
+                effects = self._graph_effects(node, params) if params else None
+                if effects is not None:
+                    klass.setdefault("graph_effects", {})[node.name] = effects
+            if self.outside_torch and _returns_own_argument(node) \
+                    and any(isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")
+                            for d in node.decorator_list):
+                # @Registry.register("name") class T: a classmethod handing back what it is
+                # given registers it (TensorRT-LLM auto_deploy's TransformRegistry)
+                self.summary.setdefault("registrars", []).append(qualname)
         if klass is None:
             self._bind(node.name, ["func", qualname])
             if not self.scopes and self.outside_torch:
@@ -937,7 +950,10 @@ class _Extractor(ast.NodeVisitor):
                 for ref, owner in _walk_refs(node)]
         sites = len(self.summary["sites"])
         if self.light and not root:  # a root's locals name its steps: always read
-            pass  # a light file has no site; what its methods store on self is not needed
+            # a light file has no site; what its methods store on self may be what a runner
+            # method loops over (``for t in self.transforms: t.run(gm)``, LG001)
+            if self.outside_torch:
+                self._self_attributes(node)
         elif self.function_filter is not None and not root and not self.function_filter(node):
             self._self_attributes(node)  # a site elsewhere in this file may read self.x
         else:
@@ -979,10 +995,12 @@ class _Extractor(ast.NodeVisitor):
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]]]
         if params and self.vocab.graph_mutators:
-            self._graph_effects(node, params)
+            effects = self._graph_effects(node, params)
+            if effects is not None:
+                self.summary.setdefault("graph_effects", {})[node.name] = effects
 
     def _graph_effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                       params: list[ast.arg]) -> None:
+                       params: list[ast.arg]) -> list | None:
         """What a module-level function taking an FX graph first does with it: whether it
         rewrites it (calls a registry ``graph_mutation`` member: ``gm.graph.erase_node``,
         ``node.replace_all_uses_with``, ``gm.recompile()``), and which functions it calls with
@@ -991,24 +1009,37 @@ class _Extractor(ast.NodeVisitor):
         time: a rewrite is a pass, a compiler is not."""
         first = params[0]
         evidence = _graph_use(node, first, self.vocab, self.summary["imports"])
-        if not evidence and len(params) < 2:
-            return  # neither a graph function nor shaped like a compiler, (gm, example_inputs)
+        # neither a graph function nor shaped like a compiler, (gm, example_inputs): only what
+        # it hands its first argument to in a loop over a list (a runner) is kept
+        runner_only = not evidence and len(params) < 2
         rewrites, calls = [], []
+        loops = {}  # for t in self.transforms: t.run(gm) -> t is each element of self.transforms
         for inner in ast.walk(node):
+            if isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
+                loops[inner.target.id] = inner.iter
             if not isinstance(inner, ast.Call):
                 continue
             if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.vocab.graph_mutators:
                 rewrites.append((inner.lineno, inner.col_offset, _dotted(inner.func) or inner.func.attr))
-            if inner.args and isinstance(inner.args[0], ast.Name) \
+        for inner in ast.walk(node) if loops or not runner_only else ():
+            if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
                     and inner.args[0].id == first.arg and len(calls) < 32 \
                     and isinstance(inner.func, (ast.Name, ast.Attribute)):
-                calls.append([self.expr(inner.func), inner.lineno, self._col(inner)])
+                func = inner.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                        and func.value.id in loops:
+                    callee = ["each", self.expr(loops[func.value.id]), func.attr]
+                elif runner_only:
+                    continue
+                else:
+                    callee = self.expr(func)
+                calls.append([callee, inner.lineno, self._col(inner)])
         rewrite = min(rewrites)[2] if rewrites else ""  # the first in the source
-        if (rewrite and evidence) or calls:
-            line, col = self._name_position(node, "def")
-            required = len(params) - len(node.args.defaults)
-            self.summary.setdefault("graph_effects", {})[node.name] = [
-                line, col, evidence, rewrite, calls, required]
+        if not ((rewrite and evidence) or calls):
+            return None
+        line, col = self._name_position(node, "def")
+        required = len(params) - len(node.args.defaults)
+        return [line, col, evidence, rewrite, calls, required]
 
     def _init_flow(self, klass: dict, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """What flows through a constructor: its parameters, and the arguments it hands to

@@ -378,9 +378,11 @@ def bindings(summary: dict) -> list[tuple[set[bytes], set[bytes]]]:
 
     for qualname, klass in summary.get("classes", {}).items():
         add(qualname, [name for base in klass.get("bases", []) for name in _aliased(base)])
-        if klass.get("graph_call"):
+        if klass.get("graph_call") or any(
+                entry[2] and entry[3] for entry in (klass.get("graph_effects") or {}).values()):
             # Its __call__ takes an FX graph (the index's evidence): its subclasses inherit the
-            # __call__ that makes them passes by effect.
+            # __call__ that makes them passes by effect. Or a method of it rewrites an FX graph:
+            # a file naming it may run it on one (a runner's ``for t in self.transforms``).
             found.append((set(pieces(qualname.rsplit(".", 1)[-1])), {CALLABLE}))
         for name, value in klass.get("attrs", {}).items():
             if isinstance(value, list) and len(value) == 2:

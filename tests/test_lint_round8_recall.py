@@ -60,6 +60,58 @@ CASES = {
         [_lg001("backend.py:4:5", "backend:fw_compiler", "compiler given to"
                 " aot_autograd(fw_compiler=...) that rewrites the graph it compiles (calls"
                 " gm.graph.erase_node())", "post_grad")]),
+    # 2. TensorRT-LLM auto_deploy: a class decorator of the tree that keeps the class in a
+    # registry dict, a runner that instantiates and applies it; the transform rewrites the graph
+    # in _apply(self, gm, cm, factory, shared_config) (not a one-graph __call__)
+    "class_decorator_registry": (
+        {"ad/__init__.py": "",
+         "ad/interface.py": "from abc import ABC, abstractmethod\n\n"
+                            "from torch.fx import GraphModule\n\n\n"
+                            "class BaseTransform(ABC):\n"
+                            "    def __call__(self, gm: GraphModule, cm, factory, shared_config):\n"
+                            "        return self._apply(gm, cm, factory, shared_config)\n\n"
+                            "    @abstractmethod\n"
+                            "    def _apply(self, gm: GraphModule, cm, factory, shared_config):\n"
+                            "        ...\n\n\n"
+                            "class TransformRegistry:\n    _registry = {}\n\n    @classmethod\n"
+                            "    def register(cls, name):\n        def inner(transform_cls):\n"
+                            "            cls._registry[name] = transform_cls\n"
+                            "            return transform_cls\n        return inner\n\n"
+                            "    @classmethod\n    def get(cls, name):\n"
+                            "        return cls._registry[name]\n",
+         "ad/fuse.py": "from .interface import BaseTransform, TransformRegistry\n\n\n"
+                       "@TransformRegistry.register(\"fuse_gemms\")\n"
+                       "class FuseGemms(BaseTransform):\n"
+                       "    def _apply(self, gm, cm, factory, shared_config):\n"
+                       "        for node in list(gm.graph.nodes):\n"
+                       "            if not node.users:\n                gm.graph.erase_node(node)\n"
+                       "        return gm\n\n\n"
+                       "@TransformRegistry.register(\"noop\")\nclass Noop(BaseTransform):\n"
+                       "    def _apply(self, gm, cm, factory, shared_config):\n        return gm\n",
+         "ad/optimizer.py": "from .interface import TransformRegistry\n\n\n"
+                            "def optimize(config, gm, cm):\n"
+                            "    for name, cfg in config.items():\n"
+                            "        gm = TransformRegistry.get(name)(cfg)(gm, cm, None, {})\n"
+                            "    return gm\n"},
+        [_lg001("ad/fuse.py:5:7", "ad.fuse:FuseGemms", "class registered by its decorator"
+                " @TransformRegistry.register, whose _apply rewrites an FX graph (calls"
+                " gm.graph.erase_node())", "post_grad", kind="class")]),
+    # 4. a method of a class that an in-tree runner calls with the graph, for each element of a
+    # list it keeps; a transform that only reads the graph is not a pass
+    "runner_calls_run": (
+        {"proj/__init__.py": "",
+         "proj/transforms.py": "class DeadCodeTransform:\n    def run(self, gm):\n"
+                               "        gm.graph.eliminate_dead_code()\n        gm.recompile()\n"
+                               "        return gm\n\n\nclass Describe:\n    def run(self, gm):\n"
+                               "        return len(gm.graph.nodes)\n",
+         "proj/runner.py": "from .transforms import DeadCodeTransform, Describe\n\n\n"
+                           "class Runner:\n    def __init__(self):\n"
+                           "        self.transforms = [DeadCodeTransform(), Describe()]\n\n"
+                           "    def apply(self, gm):\n        for t in self.transforms:\n"
+                           "            gm = t.run(gm)\n        return gm\n"},
+        [_lg001("proj/transforms.py:1:7", "proj.transforms:DeadCodeTransform", "class whose run"
+                " rewrites an FX graph (calls gm.graph.eliminate_dead_code()), called with the"
+                " graph by 'proj.runner:Runner.apply'", "post_grad", kind="class")]),
     # 3. unannotated functions handed to torch.fx's pass managers (both), positionally, by
     # keyword, through an alias and through add_pass on an instance
     "fx_pass_manager": (

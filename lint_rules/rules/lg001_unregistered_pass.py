@@ -225,6 +225,8 @@ class _Check:
                     self._argument(module, site)
         self._graph_functions()
         self._compiled_rewrites()
+        self._registered_rewriting_classes()
+        self._run_by_runners()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -399,6 +401,80 @@ class _Check:
                             f"function rewriting an FX graph (calls {target[3]}()), called with the graph"
                             f" by the compiler '{compiler}' given to {installed}", "function",
                             guess_stage(real_module(ref[1]), ref[2]))
+
+    def _rewriting_method(self, module: str, qualname: str, only: str = "") -> tuple[str, str] | None:
+        """(method, member it calls) of the first method of this class, or of an in-tree
+        ancestor, that takes an FX graph (after ``self``) and rewrites it; None if none does.
+        ``only``: that method alone (the one a runner calls)."""
+        index = self.index
+        for ref in [("class", module, qualname), *index.ancestors(module, qualname)[0]]:
+            info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+            if info is None:
+                continue
+            for method, entry in (info.get("graph_effects") or {}).items():
+                if (not only or method == only) and entry[3] and entry[2] \
+                        and method not in info["abstract"]:
+                    return method, entry[3]
+            if only and only in info["methods"]:
+                return None  # the nearest definition of that method does not rewrite
+        return None
+
+    def _registered_rewriting_classes(self) -> None:
+        """``@TransformRegistry.register("fuse_gemms") class FuseGemms(BaseTransform)`` whose
+        ``_apply(self, gm, ...)`` rewrites the graph (TensorRT-LLM auto_deploy): the decorator
+        is the tree's own and hands back what it is given, so it keeps the class in a registry
+        that a runner instantiates and applies; a class that rewrites an FX graph, kept so, is
+        a pass (its base and its ``__call__`` signature notwithstanding)."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if is_torch_module(real_module(module)):
+                continue
+            for qualname, klass in summary["classes"].items():
+                if not klass.get("decorators"):
+                    continue
+                name = index.identity(module, qualname, _registered_as(klass))
+                if name in self.classes or index.identity(module, qualname) in self.classes:
+                    continue
+                where = self._registering_decorator(module, klass["decorators"])
+                found = self._rewriting_method(module, qualname) if where else None
+                if found is None or not index.is_concrete(module, qualname):
+                    continue
+                self.classes.add(name)
+                self._found(module, klass["line"], klass["col"], name,
+                            f"class {where}, whose {found[0]} rewrites an FX graph (calls"
+                            f" {found[1]}())", "class", guess_stage(real_module(module), qualname))
+
+    def _run_by_runners(self) -> None:
+        """``for t in self.transforms: t.run(gm)`` in a function or method that takes an FX
+        graph: each element is an instance whose ``run`` is called with the graph; when that
+        method rewrites it, its class is a pass (reported at the class)."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if is_torch_module(real_module(module)):
+                continue
+            owners = [("", name, entry) for name, entry in (summary.get("graph_effects") or {}).items()]
+            owners += [(qualname, f"{qualname}.{method}", entry)
+                       for qualname, klass in summary["classes"].items()
+                       for method, entry in (klass.get("graph_effects") or {}).items()]
+            for klass, scope, entry in owners:
+                for callee, _, _ in entry[4]:
+                    if callee[0] != "each":
+                        continue
+                    for value in index.values(module, scope, callee[1], klass):
+                        if isinstance(value, Unresolved) or value[0] not in ("instance", "class") \
+                                or not index.in_tree(value[1]):
+                            continue
+                        found = self._rewriting_method(value[1], value[2], callee[2])
+                        name = index.identity(value[1], value[2])
+                        info = index.class_info(value[1], value[2])
+                        if found is None or info is None or name in self.classes:
+                            continue
+                        self.classes.add(name)
+                        self._found(value[1], info["line"], info["col"], name,
+                                    f"class whose {found[0]} rewrites an FX graph (calls"
+                                    f" {found[1]}()), called with the graph by"
+                                    f" '{index.identity(module, scope)}'", "class",
+                                    guess_stage(real_module(value[1]), value[2]))
 
     def _registering_decorator(self, module: str, decorators: list) -> str:
         """``@_aten_lowering_pass`` / ``@register("x")``: a decorator the tree defines that
