@@ -239,7 +239,8 @@ class Vocabulary:
         parses it."""
         if "torch" not in text or not self.pipeline_packages:
             return False
-        return patches_pipeline(text, self.pipeline_packages) is not None
+        return patches_pipeline(text, self.pipeline_packages) is not None \
+            or iterates_pipeline(text, self.pipeline_packages)
 
     @functools.cached_property
     def config_packages(self) -> frozenset[str]:
@@ -397,6 +398,18 @@ def patches_pipeline(text: str, packages: tuple[str, ...]) -> "re.Pattern[str] |
     if found is None:
         return mock if mock.search(text) else None
     return _either(found, mock) if mock.search(text) else found
+
+
+def iterates_pipeline(text: str, packages: tuple[str, ...]) -> bool:
+    """Does this source loop over a name it imports from torch's compile pipeline (``for entry
+    in pass_patterns[1].patterns.values()``)? An attribute stored on what such a loop yields
+    edits torch's own objects (torch_npu's ``entry.extra_check = f``): the file is read whole."""
+    if " in " not in text or (not any(p in text for p in packages)
+                               and _from_parent(packages).search(text) is None):
+        return False
+    heads = [re.escape(head) for head, target in torch_import_heads(text).items()
+             if any(target == p or target.startswith(p + ".") for p in packages)]
+    return bool(heads) and re.search(r"\bin\s+(?:" + "|".join(heads) + r")\b", text) is not None
 
 
 @functools.lru_cache(maxsize=64)
@@ -646,6 +659,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
+    extractor.rewrites_entries = patches and iterates_pipeline(text, vocab.pipeline_packages)
     # Module-level bindings first: a function may call a name bound further down the file
     # (``def f(k, p): put(k, p)`` ... ``put = partial(setattr, config)``).
     for statement in tree.body if dynamic else ():
@@ -800,6 +814,8 @@ class _Extractor(ast.NodeVisitor):
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
         self.rewrites = False  # the file calls a graph_mutation member (summarize)
+        self.rewrites_entries = False  # it loops over a name imported from the pipeline
+        self.entry_edits: set[int] = set()  # assignments recorded by _entry_edits
         self.registered: set[int] = set()  # registration calls recorded (decorator or call)
         # (scope, name) -> the expression a plain name was last bound to: lets a call through
         # an alias of setattr (``s = setattr``, ``partial(setattr, config)``) or with starred
@@ -908,6 +924,8 @@ class _Extractor(ast.NodeVisitor):
                 # @Registry.register("name") class T: a classmethod handing back what it is
                 # given registers it (TensorRT-LLM auto_deploy's TransformRegistry)
                 self.summary.setdefault("registrars", []).append(qualname)
+        if self.outside_torch and self.rewrites_entries:
+            self._entry_edits(node, qualname)
         if klass is None:
             self._bind(node.name, ["func", qualname])
             if not self.scopes and self.outside_torch:
@@ -1040,6 +1058,58 @@ class _Extractor(ast.NodeVisitor):
         line, col = self._name_position(node, "def")
         required = len(params) - len(node.args.defaults)
         return [line, col, evidence, rewrite, calls, required]
+
+    def _entry_edits(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        """``for entry in pass_patterns[1].patterns.values(): for e in entry: e.extra_check = f``
+        (torch_npu): an attribute stored on what a loop (or loops) over a name imported from
+        torch yields is an edit of torch's own objects; recorded as a ``patch`` site of that
+        name with the loop's iterable (LG001 decides whether it is the pipeline's)."""
+        if not any(isinstance(inner, (ast.For, ast.AsyncFor)) for inner in ast.walk(node)):
+            return
+        # each assignment with the loop bindings in force where it is (the innermost wins)
+        found: list[tuple[ast.Assign, dict[str, ast.expr]]] = []
+        stack: list[tuple[ast.AST, dict[str, ast.expr]]] = [(s, {}) for s in node.body]
+        while stack:
+            inner, loops = stack.pop()
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
+                inside = {**loops, inner.target.id: inner.iter}
+                stack.extend((child, inside) for child in inner.body)
+                stack.extend((child, loops) for child in inner.orelse)
+                continue
+            if isinstance(inner, ast.Assign) and loops:
+                found.append((inner, loops))
+            stack.extend((child, loops) for child in ast.iter_child_nodes(inner))
+        for inner, loops in found:
+            if id(inner) in self.entry_edits:
+                continue
+            for target in inner.targets:
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id in loops):
+                    continue
+                iterable, seen = loops[target.value.id], {target.value.id}
+                root = iterable
+                for _ in range(8):  # down to the name the outermost loop iterates
+                    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                        root = root.func if isinstance(root, ast.Call) else root.value
+                    if isinstance(root, ast.Name) and root.id in loops and root.id not in seen:
+                        seen.add(root.id)
+                        iterable = root = loops[root.id]
+                        continue
+                    break
+                if not isinstance(root, ast.Name):
+                    continue
+                imported = self._import_of(root.id)
+                if not imported.startswith("torch"):
+                    continue
+                self.entry_edits.add(id(inner))
+                self.summary["sites"].append({
+                    "t": "patch", "owner": root.id, "imported": imported, "attr": target.attr,
+                    "value": self.expr(inner.value), "entries": ast.unparse(iterable)[:200],
+                    "line": target.lineno, "col": self._col(target), "scope": qualname,
+                    "class": self._enclosing_class(),
+                })
 
     def _init_flow(self, klass: dict, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """What flows through a constructor: its parameters, and the arguments it hands to

@@ -112,6 +112,28 @@ CASES = {
         [_lg001("proj/transforms.py:1:7", "proj.transforms:DeadCodeTransform", "class whose run"
                 " rewrites an FX graph (calls gm.graph.eliminate_dead_code()), called with the"
                 " graph by 'proj.runner:Runner.apply'", "post_grad", kind="class")]),
+    # 7. torch_npu: a check of every entry of torch's own pattern passes replaced (through the
+    # imported pass list, and through the module); counting the entries edits nothing
+    "torch_pattern_entries_edited": (
+        {"npu.py": "import torch._inductor.fx_passes.joint_graph as jg\n"
+                   "from torch._inductor.fx_passes.post_grad import pass_patterns\n\n\n"
+                   "def _never(match):\n    return False\n\n\n"
+                   "def disable_some():\n"
+                   "    for entry in pass_patterns[1].patterns.values():\n"
+                   "        for e in entry:\n            e.extra_check = _never\n"
+                   "    for entries in jg.patterns.patterns.values():\n"
+                   "        for e in entries:\n            e.extra_check = _never\n\n\n"
+                   "def count():\n    n = 0\n"
+                   "    for entry in pass_patterns[1].patterns.values():\n"
+                   "        n += len(entry)\n    return n\n"},
+        [_lg001("npu.py:12:13", "npu:_never", "sets extra_check on each entry of"
+                " pass_patterns[1].patterns.values() (torch's"
+                " torch._inductor.fx_passes.post_grad.pass_patterns) at run time, an edit of"
+                " torch's compile pipeline that no hook sees", "post_grad"),
+         _lg001("npu.py:15:13", "npu:_never", "sets extra_check on each entry of"
+                " jg.patterns.patterns.values() (torch's torch._inductor.fx_passes.joint_graph)"
+                " at run time, an edit of torch's compile pipeline that no hook sees",
+                "joint_graph")]),
     # 3. unannotated functions handed to torch.fx's pass managers (both), positionally, by
     # keyword, through an alias and through add_pass on an instance
     "fx_pass_manager": (

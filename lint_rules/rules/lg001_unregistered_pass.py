@@ -886,6 +886,10 @@ class _Check:
             else f"{target}.{site['attr']}"
         form = (f"replaces {where} at run time, a monkeypatch of torch's compile pipeline that"
                 " no hook sees")
+        if site.get("entries"):  # e.extra_check = f, e each entry of torch's pattern pass
+            where = f"{target}.{site['attr']}"
+            form = (f"sets {site['attr']} on each entry of {site['entries']} (torch's {target})"
+                    " at run time, an edit of torch's compile pipeline that no hook sees")
         if not site["attr"]:  # exec(source, module.__dict__)
             where = site["scope"] or "<module>"
             form = (f"executes code into the namespace of {target} at run time (exec), redefining"
