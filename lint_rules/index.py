@@ -178,6 +178,17 @@ class Vocabulary:
                                       if position >= 0 else "") if word)
 
     @functools.cached_property
+    def _argument_pattern(self) -> "re.Pattern[str] | None":
+        return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(self.argument_words)))
+                          + r")\b") if self.argument_words else None
+
+    def may_hand_arguments(self, text: str) -> bool:
+        """Might this source (outside torch) hand a value to a pass or compiler argument
+        (``partition_fn=``, ``PassManager(...)``, ``backend=``)? Such a file (and each function
+        holding one of those words) is read, not light; the prefilter parses it."""
+        return self._argument_pattern is not None and self._argument_pattern.search(text) is not None
+
+    @functools.cached_property
     def compiler_keywords(self) -> frozenset[str]:
         """``backend``, ``fw_compiler``, ``inner_compile``: a value handed on under one compiles
         the graph it is given; handing a graph function on so does not make it a pass."""
@@ -654,7 +665,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     # the rewrite over another project's code (Vocabulary.may_rewrite_graph): read whole too.
     rewrites = not is_torch_module(module) and vocab.may_rewrite_graph(text)
     dynamic = dynamic or patches or rewrites
-    light = light and not dynamic and (is_torch_module(module) or not (
+    handing = not is_torch_module(module) and vocab.may_hand_arguments(text)
+    light = light and not dynamic and not handing and (is_torch_module(module) or not (
         "options" in text and _OPTIONS_DICT.search(text)))  # options={KEY: p}, outside torch
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
@@ -672,6 +684,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
                                                     dynamic)
         extractor.function_filter.options = extractor.outside_torch
+        if handing:  # a function handing a value to partition_fn=, PassManager, backend=
+            extractor.function_filter.arguments = vocab._argument_pattern
         if patches:  # a function assigning to an attribute of something imported from torch
             extractor.function_filter.patches = patches_pipeline(text, vocab.pipeline_packages)
         # a function calling a module-level alias of setattr may store (_store_callee)
@@ -760,6 +774,7 @@ class _FunctionFilter:
                  vocab: Vocabulary, watched: set[str], dynamic: bool = False) -> None:
         self.text, self.triggers, self.watched = text, triggers, watched
         self.options = False  # outside torch: a function holding options={...} is read (summarize)
+        self.arguments: "re.Pattern[str] | None" = None  # outside torch: pass / compiler arguments
         self.patches: "re.Pattern[str] | None" = None  # outside torch: torch attribute stores
         # A function that may store under a computed or split key (Vocabulary.may_store_...).
         self.dynamic = re.compile(r"\b(?:" + "|".join(
@@ -781,6 +796,8 @@ class _FunctionFilter:
             return True
         if self.options and "options" in body and _OPTIONS_DICT.search(body) is not None:
             return True  # torch.compile(..., options={KEY: p}): a store into Inductor's config
+        if self.arguments is not None and self.arguments.search(body) is not None:
+            return True  # aot_autograd(partition_fn=p), PassManager([p]), backend=f
         if self.dynamic is not None and self.dynamic.search(body) is not None:
             return True
         if self.patches is not None and self.patches.search(body) is not None:

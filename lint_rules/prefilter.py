@@ -229,6 +229,9 @@ class Prefilter:
         self.graph_type_words = frozenset(w for name in vocab.graph_names for w in pieces(name))
         # A call of a member that rewrites an FX graph (registry graph_mutation rows)
         self.mutator_words = frozenset(w.encode() for w in vocab.graph_mutators) or None
+        # ... and one handing a value to a pass or compiler argument (partition_fn=, backend=,
+        # PassManager): the index's own test, Vocabulary.may_hand_arguments
+        self.argument_words = frozenset(w for name in vocab.argument_words for w in pieces(name))
         # ... annotated so (``gm: torch.fx.GraphModule``, ``-> Graph``, a string annotation):
         # the index counts only an annotated first parameter (lint_rules.index._graph_function).
         self.graph_annotation = re.compile(
@@ -260,6 +263,7 @@ class Prefilter:
                 or (not is_torch_module(module) and self._outside_torch_seed(scan))
                 or (not is_torch_module(module) and self._may_monkeypatch(scan))
                 or (not is_torch_module(module) and self._may_rewrite_graph(scan))
+                or (not is_torch_module(module) and scan.holds(self.argument_words))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
 

@@ -188,8 +188,9 @@ class UnregisteredPass(IndexRule):
         # base class names, naming keywords (pass_name=), hook keys.
         vocab = Vocabulary.from_registry(registry)
         names = [n.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for n in vocab.bases]
-        return tuple(n.encode() for n in (*names, *vocab.name_keywords, *vocab.hooks,
-                                          *sorted(vocab.argument_words)) if n)
+        # (the words of pass / compiler arguments, partition_fn= or PassManager, matter outside
+        # torch only: Vocabulary.may_hand_arguments, not here, so torch's own files stay light)
+        return tuple(n.encode() for n in (*names, *vocab.name_keywords, *vocab.hooks) if n)
 
     @classmethod
     def check(cls, index: Index, registry: Any) -> tuple[list[Finding], set[str]]:
