@@ -9,12 +9,20 @@ Three structures make something a pass, and the registry supplies the vocabulary
 * a value installed into a custom-pass hook (a ``kind = "custom_hook"`` entry's ``hook`` key)
   by any form: attribute, item, ``setattr``, ``config.patch``, a dict, ``options=``, a list.
 
-Outside torch, two more by effect: a concrete class whose ``__call__`` takes exactly one FX
+Outside torch, more by effect: a concrete class whose ``__call__`` takes exactly one FX
 graph (annotated so, or used so, itself or in the method it hands the graph to), whatever its
 base: vllm-ascend's passes derive from a vLLM class the linted tree does not hold, managers
 have no base at all; and a module-level function whose first parameter is an FX graph that the
 tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers with a
-decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines). A pattern
+decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines).
+A value handed to a registry ``pass_argument`` (``aot_autograd(partition_fn=p)``, torch.fx's
+``PassManager([p])`` / ``pm.add_pass(p)``) is a pass. What rewrites an FX graph (calls a
+registry ``graph_mutation`` member) is a pass where it is: called with its graph by a compiler
+(a value of a ``compiler_argument``: ``backend=``, ``@register_backend``, ``fw_compiler=``,
+``inner_compile=``; the compiler itself only when it rewrites the graph), a class kept by the
+tree's own registering class decorator or applied by a runner (``for t in self.transforms:
+t.run(gm)``), installed over another project's code at run time, or set on the entries of
+torch's own pattern passes (``e.extra_check = f``). A pattern
 registered into a pass dict the index cannot follow (a parameter) is reported too. A pass class whose pattern-pass name only its subclasses supply
 (``super().__init__(config, "name")``) is a template: its subclasses are the passes.
 
@@ -175,6 +183,14 @@ class UnregisteredPass(IndexRule):
                 'config.custom_backend_passes["spyre"] = spyre_pass',
                 line=7, message=_msg("example:spyre_pass", "installed in custom_backend_passes",
                                      "post_grad", "function")),
+        # What flows into a registry pass argument is a pass (a custom AOTAutograd partitioner);
+        # a compiler argument's value compiles the graph: reported only where it rewrites it.
+        Example(_IMPORTS + 'from torch._dynamo.backends.common import aot_autograd\n'
+                'def part(joint, inputs, **kw):\n    return joint\n'
+                'def fw(gm, inputs):\n    return gm.forward\n'
+                'backend = aot_autograd(fw_compiler=fw, partition_fn=part)',
+                line=10, message=_msg("example:part", "handed to aot_autograd(partition_fn=...)",
+                                      "aot", "function")),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
