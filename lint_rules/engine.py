@@ -521,8 +521,11 @@ class _Rounds:
             for number in pending:
                 entry = self.entries[number]
                 # Only a file that holds a trigger word can bind a name to one (a class that
-                # defines __call__ is one by itself).
-                if self._scan(entry).holds(grown) or self._scan(entry).holds((b"__call__",)):
+                # defines __call__ is one by itself, and so is one rewriting an FX graph).
+                scan = self._scan(entry)
+                if scan.holds(grown) or scan.holds((b"__call__",)) or (
+                        self.prefilter.mutator_words is not None
+                        and scan.holds(self.prefilter.mutator_words)):
                     for names, mentions in self._bindings(number, entry):
                         if not mentions.isdisjoint(grown):
                             grow(names)

@@ -109,6 +109,22 @@ name = "torch.fx.graph_module:GraphModule"
 role = "graph_type"
 members = ["graph", "recompile"]
 
+[[base]]
+name = "torch.fx.graph:Graph"
+role = "graph_mutation"
+members = ["erase_node", "eliminate_dead_code"]
+
+[[base]]
+name = "torch._dynamo.backends.common:aot_autograd"
+role = "pass_argument"
+name_arg = "partition_fn"
+stage = "aot"
+
+[[base]]
+name = "torch._dynamo.backends.common:aot_autograd"
+role = "compiler_argument"
+name_arg = "fw_compiler"
+
 [[config]]
 key = "reorder_for_peak_memory"
 kind = "reorder"

@@ -99,13 +99,26 @@ class Vocabulary:
     # [[base]] role = "graph_type": the FX graph classes a pass is handed -> their members a
     # pass uses (the evidence that a __call__ takes a graph; never pass vocabulary themselves)
     graph_types: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # role = "graph_mutation": class -> the members that change a graph (evidence of a rewrite)
+    mutations: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # role = "pass_argument" / "compiler_argument": a callable -> its (role, argument keyword,
+    # position, stage) rows: what flows into a pass argument is a pass (partition_fn=, PassManager's
+    # passes); what flows into a compiler argument compiles a graph (backend=, fw_compiler=)
+    arguments: dict[str, tuple[tuple[str, str, int, str], ...]] = field(default_factory=dict)
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
-        bases, graph_types = {}, {}
+        bases, graph_types, mutations, arguments = {}, {}, {}, {}
         for base in getattr(registry, "bases", ()):
             if base.role == "graph_type":
                 graph_types[base.name] = tuple(base.members)
+                continue
+            if base.role == "graph_mutation":
+                mutations[base.name] = tuple(base.members)
+                continue
+            if base.role in ("pass_argument", "compiler_argument"):
+                arguments[base.name] = (*arguments.get(base.name, ()), (
+                    base.role, base.name_arg, base.name_position, getattr(base, "stage", "")))
                 continue
             bases[base.name] = (base.role, base.name_arg, base.name_position)
         hooks = {}
@@ -123,7 +136,7 @@ class Vocabulary:
                 module = CONFIG_MODULES.get(config.module, config.module)
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
-        return cls(bases, hooks, roots, graph_types)
+        return cls(bases, hooks, roots, graph_types, mutations, arguments)
 
     @functools.cached_property
     def graph_names(self) -> frozenset[str]:
@@ -134,6 +147,53 @@ class Vocabulary:
     def graph_members(self) -> frozenset[str]:
         """``nodes``, ``erase_node``, ``recompile``...: using one says the argument is a graph."""
         return frozenset(member for members in self.graph_types.values() for member in members)
+
+    @functools.cached_property
+    def graph_mutators(self) -> frozenset[str]:
+        """``erase_node``, ``replace_all_uses_with``, ``recompile``...: calling one rewrites."""
+        return frozenset(member for members in self.mutations.values() for member in members)
+
+    @functools.cached_property
+    def _mutator_pattern(self) -> "re.Pattern[str] | None":
+        return re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(self.graph_mutators)))
+                          + r")\s*\(") if self.graph_mutators else None
+
+    def may_rewrite_graph(self, text: str) -> bool:
+        """Does this source call a member that rewrites an FX graph (``.erase_node(``,
+        ``.replace_all_uses_with(``)? Outside torch such a file is read whole and parsed."""
+        return self._mutator_pattern is not None and self._mutator_pattern.search(text) is not None
+
+    @functools.cached_property
+    def argument_names(self) -> frozenset[str]:
+        """Last name of every callable with a pass or compiler argument: calls (and decorators)
+        of these are recorded ("arg" sites)."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in self.arguments)
+
+    @functools.cached_property
+    def argument_words(self) -> frozenset[str]:
+        """Words a file installing a value through such an argument must hold: the keyword, and
+        the callable's last name where the argument may also be passed by position."""
+        return frozenset(word for name, rows in self.arguments.items() for _, arg, position, _ in rows
+                         for word in (arg, name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                                      if position >= 0 else "") if word)
+
+    @functools.cached_property
+    def _argument_pattern(self) -> "re.Pattern[str] | None":
+        return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(self.argument_words)))
+                          + r")\b") if self.argument_words else None
+
+    def may_hand_arguments(self, text: str) -> bool:
+        """Might this source (outside torch) hand a value to a pass or compiler argument
+        (``partition_fn=``, ``PassManager(...)``, ``backend=``)? Such a file (and each function
+        holding one of those words) is read, not light; the prefilter parses it."""
+        return self._argument_pattern is not None and self._argument_pattern.search(text) is not None
+
+    @functools.cached_property
+    def compiler_keywords(self) -> frozenset[str]:
+        """``backend``, ``fw_compiler``, ``inner_compile``: a value handed on under one compiles
+        the graph it is given; handing a graph function on so does not make it a pass."""
+        return frozenset(arg for rows in self.arguments.values() for role, arg, _, _ in rows
+                         if role == "compiler_argument" and arg)
 
     @functools.cached_property
     def short_names(self) -> frozenset[str]:
@@ -190,7 +250,8 @@ class Vocabulary:
         parses it."""
         if "torch" not in text or not self.pipeline_packages:
             return False
-        return patches_pipeline(text, self.pipeline_packages) is not None
+        return patches_pipeline(text, self.pipeline_packages) is not None \
+            or iterates_pipeline(text, self.pipeline_packages)
 
     @functools.cached_property
     def config_packages(self) -> frozenset[str]:
@@ -275,7 +336,8 @@ class Vocabulary:
     @functools.cached_property
     def _key(self) -> str:
         return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots),
-                     sorted(self.graph_types.items())))
+                     sorted(self.graph_types.items()), sorted(self.mutations.items()),
+                     sorted(self.arguments.items())))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
@@ -347,6 +409,18 @@ def patches_pipeline(text: str, packages: tuple[str, ...]) -> "re.Pattern[str] |
     if found is None:
         return mock if mock.search(text) else None
     return _either(found, mock) if mock.search(text) else found
+
+
+def iterates_pipeline(text: str, packages: tuple[str, ...]) -> bool:
+    """Does this source loop over a name it imports from torch's compile pipeline (``for entry
+    in pass_patterns[1].patterns.values()``)? An attribute stored on what such a loop yields
+    edits torch's own objects (torch_npu's ``entry.extra_check = f``): the file is read whole."""
+    if " in " not in text or (not any(p in text for p in packages)
+                               and _from_parent(packages).search(text) is None):
+        return False
+    heads = [re.escape(head) for head, target in torch_import_heads(text).items()
+             if any(target == p or target.startswith(p + ".") for p in packages)]
+    return bool(heads) and re.search(r"\bin\s+(?:" + "|".join(heads) + r")\b", text) is not None
 
 
 @functools.lru_cache(maxsize=64)
@@ -587,11 +661,17 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     # holds no whole trigger word: the file (and each function that may hold one) is read whole.
     dynamic = vocab.may_store_dynamically(text, module)
     patches = not is_torch_module(module) and vocab.may_monkeypatch(text)
-    dynamic = dynamic or patches
-    light = light and not dynamic and (is_torch_module(module) or not (
+    # Outside torch, a file rewriting an FX graph (a registry graph_mutation member) may install
+    # the rewrite over another project's code (Vocabulary.may_rewrite_graph): read whole too.
+    rewrites = not is_torch_module(module) and vocab.may_rewrite_graph(text)
+    dynamic = dynamic or patches or rewrites
+    handing = not is_torch_module(module) and vocab.may_hand_arguments(text)
+    light = light and not dynamic and not handing and (is_torch_module(module) or not (
         "options" in text and _OPTIONS_DICT.search(text)))  # options={KEY: p}, outside torch
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
+    extractor.rewrites = rewrites
+    extractor.rewrites_entries = patches and iterates_pipeline(text, vocab.pipeline_packages)
     # Module-level bindings first: a function may call a name bound further down the file
     # (``def f(k, p): put(k, p)`` ... ``put = partial(setattr, config)``).
     for statement in tree.body if dynamic else ():
@@ -600,10 +680,12 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             for target in statement.targets:
                 if isinstance(target, ast.Name):
                     extractor.ast_binds[("", target.id)] = statement.value
-    if triggers is not None and not light:
+    if triggers is not None and not light and not rewrites:
         extractor.function_filter = _FunctionFilter(text, tree, triggers, vocab, extractor.watched,
                                                     dynamic)
         extractor.function_filter.options = extractor.outside_torch
+        if handing:  # a function handing a value to partition_fn=, PassManager, backend=
+            extractor.function_filter.arguments = vocab._argument_pattern
         if patches:  # a function assigning to an attribute of something imported from torch
             extractor.function_filter.patches = patches_pipeline(text, vocab.pipeline_packages)
         # a function calling a module-level alias of setattr may store (_store_callee)
@@ -612,7 +694,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             if extractor._store_callee(ast.Name(name)) is not None}
     extractor.visit(tree)
     if extractor.outside_torch:
-        handed = _handed(tree)
+        handed = _handed(tree, vocab.compiler_keywords)
         if handed:
             extractor.summary["handed"] = handed
     return extractor.summary
@@ -638,11 +720,10 @@ def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-_BACKEND_ARGS = ("backend", "compiler_fn")  # torch.compile's / dynamo's own parameter names
 _MAX_HANDED = 4000  # names kept per file (hostile input stays small)
 
 
-def _handed(tree: ast.Module) -> dict[str, list[str]]:
+def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset()) -> dict[str, list[str]]:
     """Names a file uses as values, not calls: call arguments, elements of list / tuple / set
     displays, dict values, decorators (``f`` in ``register(f)``, ``[f, g]``, ``{"x": f}``,
     ``partial(f)``, ``@register``), by their last part -> the dotted texts. A graph function
@@ -659,15 +740,17 @@ def _handed(tree: ast.Module) -> dict[str, list[str]]:
     compared = {id(c) for node in ast.walk(tree) if isinstance(node, ast.Compare)
                 for c in node.comparators}  # `x in (a, b)` tests membership, hands nothing on
     for node in ast.walk(tree):
-        # A dynamo backend (torch.compile's backend=, register_backend's compiler_fn=, a
-        # {"backend": f} of kwargs) takes a GraphModule too, but compiles it: not a pass.
+        # A compiler (torch.compile's backend=, register_backend's compiler_fn=, compile_fx's
+        # inner_compile=, aot_autograd's fw_compiler=, a {"backend": f} of kwargs: the
+        # registry's compiler_argument rows) takes a GraphModule too, but compiles it: not a
+        # pass (what it calls to rewrite the graph is, LG001).
         if isinstance(node, ast.Call):
-            values = [*node.args, *(k.value for k in node.keywords if k.arg not in _BACKEND_ARGS)]
+            values = [*node.args, *(k.value for k in node.keywords if k.arg not in compilers)]
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)) and id(node) not in compared:
             values = node.elts
         elif isinstance(node, ast.Dict):
             values = [v for k, v in zip(node.keys, node.values)
-                      if not (isinstance(k, ast.Constant) and k.value in _BACKEND_ARGS)]
+                      if not (isinstance(k, ast.Constant) and k.value in compilers)]
         else:
             continue
         for value in values:
@@ -691,6 +774,7 @@ class _FunctionFilter:
                  vocab: Vocabulary, watched: set[str], dynamic: bool = False) -> None:
         self.text, self.triggers, self.watched = text, triggers, watched
         self.options = False  # outside torch: a function holding options={...} is read (summarize)
+        self.arguments: "re.Pattern[str] | None" = None  # outside torch: pass / compiler arguments
         self.patches: "re.Pattern[str] | None" = None  # outside torch: torch attribute stores
         # A function that may store under a computed or split key (Vocabulary.may_store_...).
         self.dynamic = re.compile(r"\b(?:" + "|".join(
@@ -712,6 +796,8 @@ class _FunctionFilter:
             return True
         if self.options and "options" in body and _OPTIONS_DICT.search(body) is not None:
             return True  # torch.compile(..., options={KEY: p}): a store into Inductor's config
+        if self.arguments is not None and self.arguments.search(body) is not None:
+            return True  # aot_autograd(partition_fn=p), PassManager([p]), backend=f
         if self.dynamic is not None and self.dynamic.search(body) is not None:
             return True
         if self.patches is not None and self.patches.search(body) is not None:
@@ -739,10 +825,14 @@ class _Extractor(ast.NodeVisitor):
         self.class_methods: list[dict[str, Any]] = []  # per enclosing class: name -> def
         self.loop_sites: dict[tuple, tuple] = {}  # (scope, class, loop variable) -> sites, iterable
         self.watched = set(vocab.short_names)  # local names of observer / pattern-pass callables
+        self.argument_callees = set(vocab.argument_names)  # ... of pass / compiler-argument ones
         self.target: Any = None  # what the value being visited is assigned to (for unnamed passes)
         self.in_container = False
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
+        self.rewrites = False  # the file calls a graph_mutation member (summarize)
+        self.rewrites_entries = False  # it loops over a name imported from the pipeline
+        self.entry_edits: set[int] = set()  # assignments recorded by _entry_edits
         self.registered: set[int] = set()  # registration calls recorded (decorator or call)
         # (scope, name) -> the expression a plain name was last bound to: lets a call through
         # an alias of setattr (``s = setattr``, ``partial(setattr, config)``) or with starred
@@ -838,6 +928,21 @@ class _Extractor(ast.NodeVisitor):
                 evidence = _graph_call(node, None, self.vocab, self.summary["imports"])
                 if evidence:
                     klass.setdefault("graph_methods", {})[node.name] = evidence
+            if self.outside_torch and self.vocab.graph_mutators and node.name != "__init__":
+                # what a method taking an FX graph (after self) does with it: rewrites it, or
+                # hands it to each element of a list (a runner), read by LG001
+                params = [*node.args.posonlyargs, *node.args.args][1:]
+                effects = self._graph_effects(node, params) if params else None
+                if effects is not None:
+                    klass.setdefault("graph_effects", {})[node.name] = effects
+            if self.outside_torch and _returns_own_argument(node) \
+                    and any(isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")
+                            for d in node.decorator_list):
+                # @Registry.register("name") class T: a classmethod handing back what it is
+                # given registers it (TensorRT-LLM auto_deploy's TransformRegistry)
+                self.summary.setdefault("registrars", []).append(qualname)
+        if self.outside_torch and self.rewrites_entries:
+            self._entry_edits(node, qualname)
         if klass is None:
             self._bind(node.name, ["func", qualname])
             if not self.scopes and self.outside_torch:
@@ -846,6 +951,10 @@ class _Extractor(ast.NodeVisitor):
             if isinstance(decorator, ast.Call) and not self.light \
                     and _last(decorator.func) in self.vocab.registrations:
                 self._registration(decorator, qualname)  # @register_graph_pattern(...) def h
+            if self.outside_torch and not self.light and _last(
+                    decorator.func if isinstance(decorator, ast.Call) else decorator) \
+                    in self.argument_callees:
+                self._argument(decorator, qualname)  # @register_backend def my_backend
         for decorator in node.decorator_list:
             self.visit(decorator)
         for default in [*node.args.defaults, *node.args.kw_defaults]:
@@ -876,7 +985,10 @@ class _Extractor(ast.NodeVisitor):
                 for ref, owner in _walk_refs(node)]
         sites = len(self.summary["sites"])
         if self.light and not root:  # a root's locals name its steps: always read
-            pass  # a light file has no site; what its methods store on self is not needed
+            # a light file has no site; what its methods store on self may be what a runner
+            # method loops over (``for t in self.transforms: t.run(gm)``, LG001)
+            if self.outside_torch:
+                self._self_attributes(node)
         elif self.function_filter is not None and not root and not self.function_filter(node):
             self._self_attributes(node)  # a site elsewhere in this file may read self.x
         else:
@@ -917,6 +1029,104 @@ class _Extractor(ast.NodeVisitor):
             line, col = self._name_position(node, "def")
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]]]
+        if params and self.vocab.graph_mutators:
+            effects = self._graph_effects(node, params)
+            if effects is not None:
+                self.summary.setdefault("graph_effects", {})[node.name] = effects
+
+    def _graph_effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                       params: list[ast.arg]) -> list | None:
+        """What a module-level function taking an FX graph first does with it: whether it
+        rewrites it (calls a registry ``graph_mutation`` member: ``gm.graph.erase_node``,
+        ``node.replace_all_uses_with``, ``gm.recompile()``), and which functions it calls with
+        it (``recover_pass(gm)``). LG001 reads these for compilers (a backend, an
+        ``inner_compile=`` adaptor) and for another project's pipeline code replaced at run
+        time: a rewrite is a pass, a compiler is not."""
+        first = params[0]
+        evidence = _graph_use(node, first, self.vocab, self.summary["imports"])
+        # neither a graph function nor shaped like a compiler, (gm, example_inputs): only what
+        # it hands its first argument to in a loop over a list (a runner) is kept
+        runner_only = not evidence and len(params) < 2
+        rewrites, calls = [], []
+        loops = {}  # for t in self.transforms: t.run(gm) -> t is each element of self.transforms
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
+                loops[inner.target.id] = inner.iter
+            if not isinstance(inner, ast.Call):
+                continue
+            if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.vocab.graph_mutators:
+                rewrites.append((inner.lineno, inner.col_offset, _dotted(inner.func) or inner.func.attr))
+        for inner in ast.walk(node) if loops or not runner_only else ():
+            if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
+                    and inner.args[0].id == first.arg and len(calls) < 32 \
+                    and isinstance(inner.func, (ast.Name, ast.Attribute)):
+                func = inner.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                        and func.value.id in loops:
+                    callee = ["each", self.expr(loops[func.value.id]), func.attr]
+                elif runner_only:
+                    continue
+                else:
+                    callee = self.expr(func)
+                calls.append([callee, inner.lineno, self._col(inner)])
+        rewrite = min(rewrites)[2] if rewrites else ""  # the first in the source
+        if not ((rewrite and evidence) or calls):
+            return None
+        line, col = self._name_position(node, "def")
+        required = len(params) - len(node.args.defaults)
+        return [line, col, evidence, rewrite, calls, required]
+
+    def _entry_edits(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        """``for entry in pass_patterns[1].patterns.values(): for e in entry: e.extra_check = f``
+        (torch_npu): an attribute stored on what a loop (or loops) over a name imported from
+        torch yields is an edit of torch's own objects; recorded as a ``patch`` site of that
+        name with the loop's iterable (LG001 decides whether it is the pipeline's)."""
+        if not any(isinstance(inner, (ast.For, ast.AsyncFor)) for inner in ast.walk(node)):
+            return
+        # each assignment with the loop bindings in force where it is (the innermost wins)
+        found: list[tuple[ast.Assign, dict[str, ast.expr]]] = []
+        stack: list[tuple[ast.AST, dict[str, ast.expr]]] = [(s, {}) for s in node.body]
+        while stack:
+            inner, loops = stack.pop()
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
+                inside = {**loops, inner.target.id: inner.iter}
+                stack.extend((child, inside) for child in inner.body)
+                stack.extend((child, loops) for child in inner.orelse)
+                continue
+            if isinstance(inner, ast.Assign) and loops:
+                found.append((inner, loops))
+            stack.extend((child, loops) for child in ast.iter_child_nodes(inner))
+        for inner, loops in found:
+            if id(inner) in self.entry_edits:
+                continue
+            for target in inner.targets:
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id in loops):
+                    continue
+                iterable, seen = loops[target.value.id], {target.value.id}
+                root = iterable
+                for _ in range(8):  # down to the name the outermost loop iterates
+                    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                        root = root.func if isinstance(root, ast.Call) else root.value
+                    if isinstance(root, ast.Name) and root.id in loops and root.id not in seen:
+                        seen.add(root.id)
+                        iterable = root = loops[root.id]
+                        continue
+                    break
+                if not isinstance(root, ast.Name):
+                    continue
+                imported = self._import_of(root.id)
+                if not imported.startswith("torch"):
+                    continue
+                self.entry_edits.add(id(inner))
+                self.summary["sites"].append({
+                    "t": "patch", "owner": root.id, "imported": imported, "attr": target.attr,
+                    "value": self.expr(inner.value), "entries": ast.unparse(iterable)[:200],
+                    "line": target.lineno, "col": self._col(target), "scope": qualname,
+                    "class": self._enclosing_class(),
+                })
 
     def _init_flow(self, klass: dict, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """What flows through a constructor: its parameters, and the arguments it hands to
@@ -981,6 +1191,8 @@ class _Extractor(ast.NodeVisitor):
             self._import(local, f"{base}:{alias.name}")
             if alias.name in self.vocab.short_names:
                 self.watched.add(local)
+            if alias.name in self.vocab.argument_names:
+                self.argument_callees.add(local)  # PassManager as LegacyPassManager
 
     def _import(self, local: str, target: str) -> None:
         if not self.scopes:
@@ -1267,13 +1479,18 @@ class _Extractor(ast.NodeVisitor):
         if not dotted or attr in self.hook_keys:
             return  # a hook install is a hook site
         imported = self._import_of(dotted.split(".", 1)[0])
-        if not imported.startswith("torch"):
+        foreign = not imported.startswith("torch")
+        if foreign and not (imported and self.rewrites and attr and not attr.startswith("[")
+                            and isinstance(value, (ast.Name, ast.Attribute))):
             return
+        # foreign: another project's code replaced by a function of this file's tree (vLLM's
+        # _decompose_size_nodes by unsloth_zoo's); LG001 reports it when that function rewrites
+        # an FX graph, wherever it is installed
         self.summary["sites"].append({
             "t": "patch", "owner": dotted, "imported": imported, "attr": attr,
             "value": self.expr(value),
             "line": at.lineno, "col": self._col(at), "scope": self.scope,
-            "class": self._enclosing_class(),
+            "class": self._enclosing_class(), **({"foreign": True} if foreign else {}),
         })
 
     def _is_type_call(self, node: ast.Call) -> bool:
@@ -1457,6 +1674,8 @@ class _Extractor(ast.NodeVisitor):
         name = _last(func)
         if name in self.vocab.registrations and not self.light:
             self._registration(node)
+        if name in self.argument_callees and self.outside_torch and not self.light:
+            self._argument(node)  # aot_autograd(partition_fn=p), PassManager([p]), backend=f
         if name in self.watched or any(k.arg in self.vocab.name_keywords for k in node.keywords):
             # By name, or by a naming keyword: MyPatternPass(pass_name=...) of a subclass
             # defined in another file; the index decides whether it really is one.
@@ -1516,6 +1735,23 @@ class _Extractor(ast.NodeVisitor):
 
     visit_List = visit_Tuple = visit_Set = _contained  # type: ignore[assignment]
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _contained  # type: ignore
+
+    def _argument(self, node: ast.Call, decorated: str = "") -> None:
+        """A call of a registry ``pass_argument`` / ``compiler_argument`` callable, by its last
+        name (the index resolves which one); ``decorated``: the def it decorates
+        (``@register_backend``, ``@register_backend(name="x")``), the value of its argument."""
+        func = node.func if isinstance(node, ast.Call) else node
+        args = [self.expr(a) if not isinstance(a, ast.Starred) else ["?", "*args"]
+                for a in getattr(node, "args", [])[:8]]
+        keywords = {k.arg: self.expr(k.value) for k in getattr(node, "keywords", [])[:16] if k.arg}
+        positions = {str(i): [a.lineno, self._col(a)] for i, a in enumerate(getattr(node, "args", [])[:8])}
+        positions.update({k.arg: [k.value.lineno, self._col(k.value)]
+                          for k in getattr(node, "keywords", [])[:16] if k.arg})
+        self.summary["sites"].append({
+            "t": "arg", "callee": self.expr(func), "args": args, "kw": keywords,
+            "pos": positions, "line": node.lineno, "col": self._col(node), "scope": self.scope,
+            "class": self._enclosing_class(), "decorated": decorated,
+        })
 
     # ---- observers and pattern passes ----------------------------------------------------
     def _constructor(self, node: ast.Call) -> None:

@@ -227,6 +227,11 @@ class Prefilter:
         # pass too (LG001): outside torch, a file that defines a function and names a graph
         # type (``gm: GraphModule``) is parsed; the files that hand it on are asked for.
         self.graph_type_words = frozenset(w for name in vocab.graph_names for w in pieces(name))
+        # A call of a member that rewrites an FX graph (registry graph_mutation rows)
+        self.mutator_words = frozenset(w.encode() for w in vocab.graph_mutators) or None
+        # ... and one handing a value to a pass or compiler argument (partition_fn=, backend=,
+        # PassManager): the index's own test, Vocabulary.may_hand_arguments
+        self.argument_words = frozenset(w for name in vocab.argument_words for w in pieces(name))
         # ... annotated so (``gm: torch.fx.GraphModule``, ``-> Graph``, a string annotation):
         # the index counts only an annotated first parameter (lint_rules.index._graph_function).
         self.graph_annotation = re.compile(
@@ -257,6 +262,8 @@ class Prefilter:
                     and (self.graph_words is None or scan.holds(self.graph_words)))
                 or (not is_torch_module(module) and self._outside_torch_seed(scan))
                 or (not is_torch_module(module) and self._may_monkeypatch(scan))
+                or (not is_torch_module(module) and self._may_rewrite_graph(scan))
+                or (not is_torch_module(module) and scan.holds(self.argument_words))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
 
@@ -277,6 +284,15 @@ class Prefilter:
             return False
         text = _decoded(scan.data)
         return text is None or self.plan.vocab.may_monkeypatch(text)
+
+    def _may_rewrite_graph(self, scan: Scan) -> bool:
+        """The index's own test (Vocabulary.may_rewrite_graph): outside torch, a file calling a
+        member that rewrites an FX graph (registry ``graph_mutation`` rows) is parsed, so a
+        rewrite a compiler calls, or one installed over another project's code, is seen."""
+        if self.mutator_words is None or not scan.holds(self.mutator_words):
+            return False
+        text = _decoded(scan.data)
+        return text is None or self.plan.vocab.may_rewrite_graph(text)
 
     def _may_store_dynamically(self, module: str, scan: Scan) -> bool:
         """The index's own test (Vocabulary.may_store_dynamically) on the file's text, so the
@@ -366,9 +382,11 @@ def bindings(summary: dict) -> list[tuple[set[bytes], set[bytes]]]:
 
     for qualname, klass in summary.get("classes", {}).items():
         add(qualname, [name for base in klass.get("bases", []) for name in _aliased(base)])
-        if klass.get("graph_call"):
+        if klass.get("graph_call") or any(
+                entry[2] and entry[3] for entry in (klass.get("graph_effects") or {}).values()):
             # Its __call__ takes an FX graph (the index's evidence): its subclasses inherit the
-            # __call__ that makes them passes by effect.
+            # __call__ that makes them passes by effect. Or a method of it rewrites an FX graph:
+            # a file naming it may run it on one (a runner's ``for t in self.transforms``).
             found.append((set(pieces(qualname.rsplit(".", 1)[-1])), {CALLABLE}))
         for name, value in klass.get("attrs", {}).items():
             if isinstance(value, list) and len(value) == 2:

@@ -42,7 +42,11 @@ CONFIG_TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none
 # How a region may override a key: "forced" (not at all), "free" (any value of its type), or a
 # TOML array of the values it may set.
 REGION_POLICIES = ("forced", "free")
-BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration", "graph_type")
+BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration", "graph_type",
+              "graph_mutation", "pass_argument", "compiler_argument")
+# Roles whose rows list ``members`` (graph_type: what a pass uses of the graph it is handed;
+# graph_mutation: the members that change a graph, the lint's evidence that a function rewrites one)
+MEMBER_ROLES = ("graph_type", "graph_mutation")
 
 SHIPPED_DIR = Path(__file__).parent / "registries"
 
@@ -50,7 +54,7 @@ _PASS_FIELDS = {"name", "stage", "lite", "gated_by", "kind", "hook", "when", "to
 # lite_null = true: lite mode forces None (TOML has no null; torch's "automatic" defaults are None).
 _CONFIG_FIELDS = {"key", "module", "kind", "type", "lite_value", "lite_null", "region", "torch", "why"}
 _PIPELINE_FIELDS = {"root", "stage", "torch", "why"}
-_BASE_FIELDS = {"name", "role", "name_arg", "name_position", "members", "torch", "why"}
+_BASE_FIELDS = {"name", "role", "name_arg", "name_position", "members", "stage", "torch", "why"}
 _TABLES = ("pass", "config", "pipeline", "base")
 
 
@@ -200,7 +204,7 @@ class BaseEntry(_Entry):
     argument holding the target pass dict; none when the target is fixed by the function)."""
 
     FIELDS = ("name", "role", "name_arg", "name_position", "why", "torch", "origin", "line",
-              "members")
+              "members", "stage")
 
     def __init__(self, name: str,  # "module:qualname"
                  role: str, name_arg: str = "", name_position: int = -1, why: str = "",
@@ -208,9 +212,11 @@ class BaseEntry(_Entry):
                  # graph_type: the FX graph class a pass is handed; ``members``: what a pass
                  # does with it (``nodes``, ``erase_node``, ...), the lint's evidence that a
                  # ``__call__`` takes a graph
-                 members: tuple[str, ...] = ()) -> None:
+                 members: tuple[str, ...] = (),
+                 # pass_argument: the stage at which what flows into the argument runs
+                 stage: str = "") -> None:
         _set_fields(self, name=name, role=role, name_arg=name_arg, name_position=name_position,
-                    why=why, torch=torch, origin=origin, line=line, members=members)
+                    why=why, torch=torch, origin=origin, line=line, members=members, stage=stage)
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -739,17 +745,24 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
     members = raw.get("members", [])
     if not isinstance(members, list) or not all(isinstance(m, str) and m.isidentifier()
                                                 for m in members) \
-            or bool(members) != (role == "graph_type"):
+            or bool(members) != (role in MEMBER_ROLES):
         raise RegistryError(path, _field_line(lines, line, "members") if "members" in raw else line,
                             f"base '{name}': 'members' (a list of attribute names) is required for"
-                            " role = \"graph_type\" and allowed for no other role")
-    if role not in ("pass_class", "pattern_registration", "graph_type") and not name_arg \
+                            " role = \"graph_type\" or \"graph_mutation\" and allowed for no"
+                            " other role")
+    if role not in ("pass_class", "pattern_registration", *MEMBER_ROLES) and not name_arg \
             and position < 0:
         raise RegistryError(path, line, f"base '{name}' (role = \"{role}\") must say which argument"
                             " names the pass: add name_arg = \"...\" and/or name_position = N")
+    stage = _require_str(path, raw, "stage", line, lines, required=False,
+                         choices=STAGES) if "stage" in raw else ""
+    if stage and role != "pass_argument":
+        raise RegistryError(path, _field_line(lines, line, "stage"), f"base '{name}': 'stage' (where"
+                            " what flows into the argument runs) is allowed for role ="
+                            " \"pass_argument\" only")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
     _check_torch_spec(path, torch_spec, line, lines)
     return BaseEntry(
         name=name, role=role, name_arg=name_arg, name_position=position,
         why=_require_str(path, raw, "why", line, lines, required=False),
-        torch=torch_spec, origin=str(path), line=line, members=tuple(members))
+        torch=torch_spec, origin=str(path), line=line, members=tuple(members), stage=stage)

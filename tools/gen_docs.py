@@ -94,12 +94,19 @@ def render_reference(registry: Registry) -> str:
               " then runs under torch's pass name (LG001 reports it). A `graph_type` is the FX"
               " graph class a pass is handed: a `__call__` taking one argument annotated with"
               " it, or using one of its members, takes a graph (LG001's evidence of a pass by"
-              " effect; `scan_torch_passes.py --check` checks each member is the class's own).",
+              " effect; `scan_torch_passes.py --check` checks each member is the class's own)."
+              " A `graph_mutation` row lists the members that change a graph: a function calling"
+              " one rewrites it. What flows into a `pass_argument` (`partition_fn=`, a"
+              " `PassManager`'s passes) is a pass, run at the row's stage; what flows into a"
+              " `compiler_argument` (`backend=`, `fw_compiler=`, `inner_compile=`) compiles the"
+              " graph, and a graph function it calls with that graph which rewrites it is a pass.",
               ""]
-    lines += table(("name", "role", "name argument", "position", "members", "torch", "file", "why"), [
+    lines += table(("name", "role", "name argument", "position", "members", "stage", "torch", "file",
+                    "why"), [
         (code(b.name), b.role, code(b.name_arg), str(b.name_position) if b.name_position >= 0 else "–",
-         ", ".join(code(m) for m in b.members) or "–",
-         code(b.torch), origin(b), cell(b.why)) for b in sorted(registry.bases, key=lambda b: b.name)])
+         ", ".join(code(m) for m in b.members) or "–", getattr(b, "stage", "") or "–",
+         code(b.torch), origin(b), cell(b.why))
+        for b in sorted(registry.bases, key=lambda b: (b.name, b.role, b.name_arg))])
     return "\n".join(lines) + "\n"
 
 

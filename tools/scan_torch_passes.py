@@ -76,7 +76,8 @@ class Vocabulary:
     def from_registry(cls, registry: Registry) -> "Vocabulary":
         observers, patterns, bases, modules = {}, {}, set(), set()
         for base in registry.bases:
-            if base.role in ("pattern_registration", "graph_type"):
+            if base.role in ("pattern_registration", "graph_type", "graph_mutation",
+                             "pass_argument", "compiler_argument"):
                 # a registration adds patterns to a pattern pass, defines none (LG001, outside
                 # torch); a graph type is what a pass is handed (checked by graph_type_problems)
                 continue
@@ -627,7 +628,7 @@ def graph_type_problems(root: Path, registry: Registry, version: str | None,
     handed an FX graph: a member torch dropped would be evidence of nothing)."""
     problems = []
     for base in registry.bases:
-        if base.role != "graph_type" or not _judged(base.torch, version):
+        if base.role not in ("graph_type", "graph_mutation") or not _judged(base.torch, version):
             continue
         module, _, qualname = base.name.partition(":")
         parts = module.split(".")

@@ -9,12 +9,20 @@ Three structures make something a pass, and the registry supplies the vocabulary
 * a value installed into a custom-pass hook (a ``kind = "custom_hook"`` entry's ``hook`` key)
   by any form: attribute, item, ``setattr``, ``config.patch``, a dict, ``options=``, a list.
 
-Outside torch, two more by effect: a concrete class whose ``__call__`` takes exactly one FX
+Outside torch, more by effect: a concrete class whose ``__call__`` takes exactly one FX
 graph (annotated so, or used so, itself or in the method it hands the graph to), whatever its
 base: vllm-ascend's passes derive from a vLLM class the linted tree does not hold, managers
 have no base at all; and a module-level function whose first parameter is an FX graph that the
 tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers with a
-decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines). A pattern
+decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines).
+A value handed to a registry ``pass_argument`` (``aot_autograd(partition_fn=p)``, torch.fx's
+``PassManager([p])`` / ``pm.add_pass(p)``) is a pass. What rewrites an FX graph (calls a
+registry ``graph_mutation`` member) is a pass where it is: called with its graph by a compiler
+(a value of a ``compiler_argument``: ``backend=``, ``@register_backend``, ``fw_compiler=``,
+``inner_compile=``; the compiler itself only when it rewrites the graph), a class kept by the
+tree's own registering class decorator or applied by a runner (``for t in self.transforms:
+t.run(gm)``), installed over another project's code at run time, or set on the entries of
+torch's own pattern passes (``e.extra_check = f``). A pattern
 registered into a pass dict the index cannot follow (a parameter) is reported too. A pass class whose pattern-pass name only its subclasses supply
 (``super().__init__(config, "name")``) is a template: its subclasses are the passes.
 
@@ -175,6 +183,14 @@ class UnregisteredPass(IndexRule):
                 'config.custom_backend_passes["spyre"] = spyre_pass',
                 line=7, message=_msg("example:spyre_pass", "installed in custom_backend_passes",
                                      "post_grad", "function")),
+        # What flows into a registry pass argument is a pass (a custom AOTAutograd partitioner);
+        # a compiler argument's value compiles the graph: reported only where it rewrites it.
+        Example(_IMPORTS + 'from torch._dynamo.backends.common import aot_autograd\n'
+                'def part(joint, inputs, **kw):\n    return joint\n'
+                'def fw(gm, inputs):\n    return gm.forward\n'
+                'backend = aot_autograd(fw_compiler=fw, partition_fn=part)',
+                line=10, message=_msg("example:part", "handed to aot_autograd(partition_fn=...)",
+                                      "aot", "function")),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
@@ -188,6 +204,8 @@ class UnregisteredPass(IndexRule):
         # base class names, naming keywords (pass_name=), hook keys.
         vocab = Vocabulary.from_registry(registry)
         names = [n.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for n in vocab.bases]
+        # (the words of pass / compiler arguments, partition_fn= or PassManager, matter outside
+        # torch only: Vocabulary.may_hand_arguments, not here, so torch's own files stay light)
         return tuple(n.encode() for n in (*names, *vocab.name_keywords, *vocab.hooks) if n)
 
     @classmethod
@@ -203,6 +221,7 @@ class _Check:
         self.classes: set[str] = set()  # identities of pass classes found at their definition
         self.reported: set[tuple[str, int, str, str]] = set()
         self.templates: set[str] = set()  # pass classes whose subclasses name their pass
+        self.compilers: dict[tuple[str, str], str] = {}  # (module, function) -> where it is given
 
     def run(self) -> tuple[list[Finding], set[str]]:
         for module, summary in self.index.modules.items():
@@ -219,7 +238,12 @@ class _Check:
                     self._store(module, site)
                 elif site["t"] == "patch":
                     self._patch(module, site)
+                elif site["t"] == "arg":
+                    self._argument(module, site)
         self._graph_functions()
+        self._compiled_rewrites()
+        self._registered_rewriting_classes()
+        self._run_by_runners()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -292,6 +316,182 @@ class _Check:
                 self._found(module, line, col, identity,
                             f"function taking an FX graph ({evidence}), {where}", "function",
                             guess_stage(real_module(module), name))
+
+    # ---- values handed to a pass or compiler argument ---------------------------------------
+    def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
+        """The registry rows (role, keyword, position) of the callable a site calls, by what it
+        resolves to (``aot_autograd`` through imports and aliases, ``pm.add_pass`` through the
+        class of ``pm``), and that callable's display name."""
+        index = self.index
+        ref = index.expr_ref(module, site["scope"], site["callee"], site["class"])
+        dotted = _ref_dotted(ref)
+        callee = site["callee"]
+        if dotted is None and callee[0] == "n" and "." in callee[1]:
+            # pm.add_pass(p), pm = PassManager(...): the method of the class pm is an instance of
+            head, _, attr = callee[1].rpartition(".")
+            for value in index.values(module, site["scope"], ["n", head], site["class"]):
+                if not isinstance(value, Unresolved) and value[0] == "instance":
+                    dotted = f"{_ref_dotted(('ext', value[1], value[2]))}.{attr}"
+                    break
+        for name, rows in index.vocab.arguments.items():
+            if name.replace(":", ".") == dotted:
+                return name, rows
+        return "", ()
+
+    def _argument(self, module: str, site: dict) -> None:
+        """``aot_autograd(partition_fn=p)``, ``PassManager([p])``, ``pm.add_pass(p)``: what flows
+        into a registry ``pass_argument`` runs on the FX graph, a pass, reported here (a class
+        or function, named by its identity; one the lint cannot resolve, by the owner and the
+        text). What flows into a ``compiler_argument`` (``backend=``, ``fw_compiler=``,
+        ``inner_compile=``, ``@register_backend``) compiles the graph: kept for
+        ``_compiled_rewrites``."""
+        index = self.index
+        row_name, rows = self._argument_rows(module, site)
+        callee = row_name.rsplit(":", 1)[-1]
+        for role, keyword, position, stage in rows:
+            given = site["kw"].get(keyword) if keyword else None
+            key = keyword
+            if given is None and 0 <= position < len(site["args"]):
+                given, key = site["args"][position], str(position)
+            if given is None and site.get("decorated") and (position == 0 or role == "compiler_argument"):
+                given = ["n", site["decorated"]]  # @register_backend def b: b is compiler_fn
+            if given is None:
+                continue
+            line, col = site["pos"].get(key, [site["line"], site["col"]]) \
+                if not site.get("decorated") else (site["line"], site["col"])
+            values = list(index.values(module, site["scope"], given, site["class"]))
+            if role == "compiler_argument":
+                for value in values:
+                    if not isinstance(value, Unresolved) and value[0] == "func":
+                        self.compilers.setdefault((value[1], value[2]),
+                                                  f"{callee}({keyword or position}=...)")
+                continue
+            form = f"handed to {callee}({keyword or position}=...)"
+            stage = stage or guess_stage(row_name.partition(":")[0])
+            for value in values:
+                if isinstance(value, Unresolved):
+                    owner = _owner(site)
+                    name = qualified_name(real_module(module),
+                                          f"{owner}.{value.text}" if owner else value.text)
+                    self._found(module, line, col, name, f"{form}; the value '{value.text}' cannot"
+                                " be resolved statically, register what flows in", "function", stage)
+                    continue
+                if value[0] in ("str", "glob"):
+                    continue
+                name = index.ref_identity(value)
+                if name is None:
+                    continue
+                if name in self.classes:
+                    self.names.add(name)
+                    continue
+                kind = "class" if value[0] in ("class", "instance") else "function"
+                self._found(module, line, col, name, form, kind, stage)
+
+    def _compiled_rewrites(self) -> None:
+        """A compiler (a function handed to a ``compiler_argument``: a torch.compile backend,
+        an ``inner_compile=`` adaptor, an AOTAutograd ``fw_compiler``) compiles the graph it is
+        given: not a pass. But a graph function it calls with that graph which rewrites it
+        (TensorRT-LLM's ``recover_pass(gm)``), or the compiler's own rewriting of it, is a
+        pass that no hook sees: reported where the rewriting function is defined."""
+        index = self.index
+        for (module, qualname), installed in list(self.compilers.items()):
+            effects = (index.modules.get(module) or {}).get("graph_effects") or {}
+            entry = effects.get(qualname)
+            if entry is None:
+                continue
+            line, col, _, rewrite, calls, _ = entry
+            compiler = index.identity(module, qualname)
+            if rewrite:
+                self._found(module, line, col, compiler,
+                            f"compiler given to {installed} that rewrites the graph it compiles"
+                            f" (calls {rewrite}())", "function",
+                            guess_stage(real_module(module), qualname))
+            for callee, _, _ in calls:
+                ref = index.expr_ref(module, qualname, callee, "")
+                if ref[0] != "func" or not index.in_tree(ref[1]) or not isinstance(ref[2], str):
+                    continue
+                target = (index.modules.get(ref[1]) or {}).get("graph_effects", {}).get(ref[2])
+                name = index.identity(ref[1], ref[2])
+                if target is None or not target[3] or name in self.names:
+                    continue  # not a rewrite; or found already (another compiler, a hook)
+                self._found(ref[1], target[0], target[1], name,
+                            f"function rewriting an FX graph (calls {target[3]}()), called with the graph"
+                            f" by the compiler '{compiler}' given to {installed}", "function",
+                            guess_stage(real_module(ref[1]), ref[2]))
+
+    def _rewriting_method(self, module: str, qualname: str, only: str = "") -> tuple[str, str] | None:
+        """(method, member it calls) of the first method of this class, or of an in-tree
+        ancestor, that takes an FX graph (after ``self``) and rewrites it; None if none does.
+        ``only``: that method alone (the one a runner calls)."""
+        index = self.index
+        for ref in [("class", module, qualname), *index.ancestors(module, qualname)[0]]:
+            info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+            if info is None:
+                continue
+            for method, entry in (info.get("graph_effects") or {}).items():
+                if (not only or method == only) and entry[3] and entry[2] \
+                        and method not in info["abstract"]:
+                    return method, entry[3]
+            if only and only in info["methods"]:
+                return None  # the nearest definition of that method does not rewrite
+        return None
+
+    def _registered_rewriting_classes(self) -> None:
+        """``@TransformRegistry.register("fuse_gemms") class FuseGemms(BaseTransform)`` whose
+        ``_apply(self, gm, ...)`` rewrites the graph (TensorRT-LLM auto_deploy): the decorator
+        is the tree's own and hands back what it is given, so it keeps the class in a registry
+        that a runner instantiates and applies; a class that rewrites an FX graph, kept so, is
+        a pass (its base and its ``__call__`` signature notwithstanding)."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if is_torch_module(real_module(module)):
+                continue
+            for qualname, klass in summary["classes"].items():
+                if not klass.get("decorators"):
+                    continue
+                name = index.identity(module, qualname, _registered_as(klass))
+                if name in self.classes or index.identity(module, qualname) in self.classes:
+                    continue
+                where = self._registering_decorator(module, klass["decorators"])
+                found = self._rewriting_method(module, qualname) if where else None
+                if found is None or not index.is_concrete(module, qualname):
+                    continue
+                self.classes.add(name)
+                self._found(module, klass["line"], klass["col"], name,
+                            f"class {where}, whose {found[0]} rewrites an FX graph (calls"
+                            f" {found[1]}())", "class", guess_stage(real_module(module), qualname))
+
+    def _run_by_runners(self) -> None:
+        """``for t in self.transforms: t.run(gm)`` in a function or method that takes an FX
+        graph: each element is an instance whose ``run`` is called with the graph; when that
+        method rewrites it, its class is a pass (reported at the class)."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if is_torch_module(real_module(module)):
+                continue
+            owners = [("", name, entry) for name, entry in (summary.get("graph_effects") or {}).items()]
+            owners += [(qualname, f"{qualname}.{method}", entry)
+                       for qualname, klass in summary["classes"].items()
+                       for method, entry in (klass.get("graph_effects") or {}).items()]
+            for klass, scope, entry in owners:
+                for callee, _, _ in entry[4]:
+                    if callee[0] != "each":
+                        continue
+                    for value in index.values(module, scope, callee[1], klass):
+                        if isinstance(value, Unresolved) or value[0] not in ("instance", "class") \
+                                or not index.in_tree(value[1]):
+                            continue
+                        found = self._rewriting_method(value[1], value[2], callee[2])
+                        name = index.identity(value[1], value[2])
+                        info = index.class_info(value[1], value[2])
+                        if found is None or info is None or name in self.classes:
+                            continue
+                        self.classes.add(name)
+                        self._found(value[1], info["line"], info["col"], name,
+                                    f"class whose {found[0]} rewrites an FX graph (calls"
+                                    f" {found[1]}()), called with the graph by"
+                                    f" '{index.identity(module, scope)}'", "class",
+                                    guess_stage(real_module(value[1]), value[2]))
 
     def _registering_decorator(self, module: str, decorators: list) -> str:
         """``@_aten_lowering_pass`` / ``@register("x")``: a decorator the tree defines that
@@ -679,6 +879,9 @@ class _Check:
         scope, klass = site["scope"], site["class"]
         if site["value"][0] in ("c", "s", "none"):
             return
+        if site.get("foreign"):
+            self._foreign_patch(module, site)
+            return
         # the owner by the import that binds its first name (torch's modules are not read)
         head, _, rest = site["owner"].partition(".")
         imported = site["imported"].replace(":", ".")
@@ -700,6 +903,10 @@ class _Check:
             else f"{target}.{site['attr']}"
         form = (f"replaces {where} at run time, a monkeypatch of torch's compile pipeline that"
                 " no hook sees")
+        if site.get("entries"):  # e.extra_check = f, e each entry of torch's pattern pass
+            where = f"{target}.{site['attr']}"
+            form = (f"sets {site['attr']} on each entry of {site['entries']} (torch's {target})"
+                    " at run time, an edit of torch's compile pipeline that no hook sees")
         if not site["attr"]:  # exec(source, module.__dict__)
             where = site["scope"] or "<module>"
             form = (f"executes code into the namespace of {target} at run time (exec), redefining"
@@ -722,6 +929,28 @@ class _Check:
                 name = qualified_name(real_module(module), where)
             kind = "class" if value[0] in ("class", "instance") else "function"
             self._found(module, line, col, name, form, kind, stage)
+
+    def _foreign_patch(self, module: str, site: dict) -> None:
+        """``vllm.compilation.backends._decompose_size_nodes = mine`` (unsloth_zoo): code of
+        another project replaced at run time by a function of this tree. Which project's code
+        is a compile pipeline the lint cannot tell by name; by structure, a replacement that
+        rewrites the FX graph it is handed (it calls a registry ``graph_mutation`` member) is a
+        graph pass running where the original ran, which no hook sees."""
+        index = self.index
+        head, _, rest = site["owner"].partition(".")
+        target = ".".join(filter(None, (site["imported"].replace(":", "."), rest)))
+        for value in index.values(module, site["scope"], site["value"], site["class"]):
+            if isinstance(value, Unresolved) or value[0] != "func" or not isinstance(value[2], str):
+                continue
+            effects = (index.modules.get(value[1]) or {}).get("graph_effects") or {}
+            entry = effects.get(value[2])
+            if entry is None or not entry[3] or not entry[2]:
+                continue  # not a function rewriting the graph it is handed
+            self._found(module, site["line"], site["col"], index.identity(value[1], value[2]),
+                        f"replaces {target}.{site['attr']} at run time with a rewrite of an FX graph"
+                        f" (calls {entry[3]}()), a monkeypatch of another project's compile"
+                        " pipeline that no hook sees", "function",
+                        guess_stage(real_module(value[1]), value[2]))
 
     def _store(self, module: str, site: dict) -> None:
         """``setattr(config, key, p)`` and the like, the key not a literal: where the index
@@ -813,6 +1042,16 @@ def _registered_as(klass: dict) -> str | None:
     for decorator in klass["decorators"]:
         if decorator[0] == "call" and decorator[2] and decorator[2][0][0] == "s":
             return decorator[2][0][1]
+    return None
+
+
+def _ref_dotted(ref: Any) -> str | None:
+    """``torch._dynamo.backends.common.aot_autograd`` for what the index resolved a callee to
+    (a torch name it could not read is an ``ext`` reference), else None."""
+    if not isinstance(ref, (list, tuple)) or len(ref) < 3 or not isinstance(ref[1], str):
+        return None
+    if ref[0] in ("ext", "func", "class", "instance", "module") and isinstance(ref[2], str):
+        return f"{ref[1]}.{ref[2]}" if ref[2] else ref[1]
     return None
 
 
