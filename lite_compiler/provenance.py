@@ -299,15 +299,18 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
     first sweep of a process costs ~90-110 ms, later ones ~10-20 ms (2 shared CPU cores; the
     code objects of ~14,000 functions add ~5-8 ms of that)."""
-    modules = [(name, module) for name, module in list(sys.modules.items())
+    modules = {name: module for name, module in list(sys.modules.items())
                if module is not None and name.startswith(prefix)
-               and _file_in_torch(getattr(module, "__file__", None) or "<none>")]
+               and _file_in_torch(getattr(module, "__file__", None) or "<none>")}
     # (torch's source only: Inductor's generated code registers modules under its name too)
     found = []
     bases: dict[type, None] = {}
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
-    for name, module in modules:
-        classes, functions, containers, inherited = _contents_of(name, module)
+    homes: dict[str, None] = {}  # the modules of the code Inductor's op tables hold
+
+    def sweep(name: str, module: Any) -> None:
+        nonlocal found
+        classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
             found += _foreign_members(name, cls)
@@ -315,10 +318,44 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             if id(container) not in containers_seen:
                 containers_seen.add(id(container))
                 found += _foreign_in_container(f"{name}:{attr}", container)
+                homes.update(dict.fromkeys(_homes_of_table(container)))
+        for attr, record in records:
+            found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
+
+    for name, module in modules.items():
+        sweep(name, module)
+    # A decomposition or lowering calls helpers of its own module by global name
+    # (torch._decomp.decompositions.apply_loss_reduction): the modules whose code the lowering
+    # and decomposition tables hold (derived from the tables, one level) are swept as well.
+    for name in list(homes):  # one level: the tables those modules hold are not followed
+        module = sys.modules.get(name)
+        if name not in modules and module is not None and _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            sweep(name, module)
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
     return found
+
+
+def _homes_of_table(container: Any) -> list[str]:
+    """The modules (by name) whose functions an op table of Inductor's holds, in every layer
+    (torch._decomp.decompositions under its out_wrapper); read again only when the table changed."""
+    if not (isinstance(container, dict) and container and _is_op(next(iter(container)))):
+        return []
+    key = ("homes", id(container))
+    if _unchanged(key, container) and key in _HOMES:
+        return _HOMES[key]
+    names: dict[str, None] = {}
+    for value in list(container.values()):
+        for layer in _layers(value):
+            namespace = getattr(layer, "__globals__", None)
+            if isinstance(namespace, dict) and isinstance(namespace.get("__name__"), str):
+                names[namespace["__name__"]] = None
+    _HOMES[key] = list(names)
+    return _HOMES[key]
+
+
+_HOMES: dict[Any, list[str]] = {}
 
 
 def _objects_in(spaces: list[Any]) -> tuple[Any, ...]:
@@ -371,42 +408,128 @@ def _functions_in(values: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
 
 
 _SWEPT: dict[Any, tuple[Any, ...]] = {}
-_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type]]] = {}
+_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type],
+                           list[tuple[str, Any]]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
 
-def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]],
-                                                  list[tuple[str, Any]], list[type]]:
-    """(the classes a module defines, its module-level functions that are foreign code put in
-    place of a name, its module-level containers, the torch classes its classes inherit from):
-    a class is swept once, in the module that defines it. A function of another package bound
-    under its own name, the very object its home module holds there, is an import (``from sympy
-    import symbols``), not a patch; a wrapper, a closure, a lambda or a ``functools.wraps`` copy
-    put under a torch name is not."""
+def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]],
+                                                  list[type], list[tuple[str, Any]]]:
+    """(the classes a module defines, its module-level values that are foreign code put in place
+    of a name, its module-level containers, the torch classes its classes inherit from, the
+    instances of torch's classes it holds): a class is swept once, in the module that defines it.
+    A function of another package bound under its own name, the very object its home module
+    holds there, is an import (``from sympy import symbols``), not a patch; a wrapper, a closure,
+    a lambda or a ``functools.wraps`` copy put under a torch name is not. Any other object is
+    judged by its class (``_foreign_value``)."""
     if _unchanged(("module", name, id(module)), vars(module)) and name in _CONTENTS:
         return _CONTENTS[name]
-    classes, functions, containers = [], [], []
+    classes, functions, containers, records = [], [], [], []
     for attr, value in list(vars(module).items()):
-        if isinstance(value, type):
-            if value.__module__ == name:
-                classes.append(value)
-            elif _foreign_code_item(value):  # a subclass from outside torch in a torch class's
-                functions.append((f"{name}:{attr}", value))  # place (GraphLowering = Mine)
+        if isinstance(value, type) and value.__module__ == name:
+            classes.append(value)
         elif isinstance(value, (dict, list, tuple, set, frozenset)):
             containers.append((attr, value))
-        elif type(value) is types.FunctionType and not _trusted_function(value) \
-                and not value.__code__.co_filename.startswith(_OWN_DIR) \
-                and not getattr(value, "__lite_guarded__", False):
-            home = sys.modules.get(getattr(value, "__module__", None) or "")
-            if home is None or vars(home).get(attr) is not value or _file_in_torch(
-                    getattr(home, "__file__", None) or "<none>"):
-                functions.append((f"{name}:{attr}", value))
+        elif _is_record(value) and not isinstance(value, types.ModuleType):
+            records.append((attr, value))  # its fields are read at every sweep (set in place)
+        elif not (attr.startswith("__") and attr.endswith("__")) \
+                or isinstance(value, type) or type(value) is types.FunctionType:
+            # (a module's own records, __loader__ and __spec__, are the import system's objects:
+            # pytest's loader rewrites modules named test_*, torch's test_operators among them)
+            foreign = _foreign_value(attr, value, strict=True)
+            if foreign is not None:
+                functions.append((f"{name}:{attr}", foreign))
     # What the module's classes inherit from torch's code outside this module (torch.fx's
     # Interpreter under GraphLowering): a method patched there runs in Inductor as well.
     inherited = {base: None for cls in classes for base in cls.__mro__[1:]
                  if base.__module__ != name and _is_torch_class(base)}
-    _CONTENTS[name] = (classes, functions, containers, list(inherited))
+    _CONTENTS[name] = (classes, functions, containers, list(inherited), records)
     return _CONTENTS[name]
+
+
+def _foreign_function(name: str, fn: Any) -> bool:
+    """A plain function compiled outside torch (and the standard library, the guard) that is not
+    another package's function held under ``name`` by its own module (an import)."""
+    if _trusted_function(fn) or fn.__code__.co_filename.startswith(_OWN_DIR) \
+            or getattr(fn, "__lite_guarded__", False):
+        return False
+    home = sys.modules.get(getattr(fn, "__module__", None) or "")
+    return home is None or vars(home).get(name) is not fn or _file_in_torch(
+        getattr(home, "__file__", None) or "<none>")
+
+
+def _foreign_value(attr: str, value: Any, strict: bool) -> Any:
+    """What to judge if ``value``, held under ``attr`` by a torch module (``strict``) or by a field
+    of a torch instance, is foreign: a function or class (``_foreign_code_item``), a callable of
+    a trusted class that wraps foreign code (``functools.partial``, a bound method, an
+    ``lru_cache``), or an object of a class defined outside torch and the standard library,
+    judged as its class (``ir.ops = Proxy()``; an object its class's module holds under the same
+    name is an import). In fields (``strict=False``) a library's class held at its module's top
+    level that extends nothing of torch's is a library's object (jinja2's Template in torch's
+    kernel templates); None otherwise."""
+    if isinstance(value, type):
+        return value if _foreign_code_item(value) else None
+    if type(value) is types.FunctionType:
+        return value if _foreign_function(attr, value) else None
+    if isinstance(value, types.ModuleType):
+        return None
+    cls = type(value)
+    if _trusted_class(cls):
+        for layer in _layers(value):  # what a partial, a bound method or a cache wrapper runs
+            if type(layer) is types.FunctionType and _foreign_function(layer.__name__, layer):
+                return value
+        return None
+    home = sys.modules.get(cls.__module__)
+    if home is not None and vars(home).get(attr) is value:
+        return None  # another package's object under its own name: an import
+    if (getattr(home, "__file__", None) or "").startswith(_OWN_DIR):
+        return None  # the guard's own
+    if not strict and home is not None and vars(home).get(cls.__name__) is cls \
+            and not any(_is_torch_class(b) for b in cls.__mro__[1:] if b is not object):
+        return None
+    return cls
+
+
+def _trusted_class(cls: type) -> bool:
+    """A class defined in a trusted file (torch's, the standard library's) or a built-in or frozen
+    module, none of whose own methods was compiled elsewhere (``__module__`` can be written)."""
+    module = sys.modules.get(cls.__module__)
+    if module is None:
+        return False
+    filename = getattr(module, "__file__", None)
+    if filename is None:
+        spec = getattr(module, "__spec__", None)
+        if cls.__module__ not in sys.builtin_module_names and getattr(spec, "origin", None) != "frozen":
+            return False
+    elif not _trusted_file(filename):
+        return False
+    for member in list(vars(cls).values()):
+        function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+        if type(function) is types.FunctionType and not _trusted_file(function.__code__.co_filename):
+            return False
+    return True
+
+
+def _foreign_in_record(where: str, record: Any) -> list[tuple[str, Any]]:
+    """The foreign values in the fields of a torch instance a torch module holds
+    (``select_algorithm.extern_kernels.mm = f``: the generated wrapper calls it), one level;
+    read again only when a field changed (identity)."""
+    fields = vars(record)
+    held = _RECORDS.get(where)
+    if _unchanged(("record", where), fields) and held is not None and held[0] is record:
+        return held[1]
+    found = []
+    for attr, value in list(fields.items()):
+        if isinstance(value, (dict, list, tuple, set, frozenset)) or _is_record(value):
+            continue  # one level
+        foreign = _foreign_value(attr, value, strict=False)
+        if foreign is not None:
+            found.append((f"{where}.{attr}", foreign))
+    _RECORDS[where] = (record, found)
+    return found
+
+
+_RECORDS: dict[str, tuple[Any, list[tuple[str, Any]]]] = {}
 
 
 def _is_torch_class(cls: type) -> bool:

@@ -1,0 +1,136 @@
+"""Red team, round 2, the attacks that ran unseen (docs/guard.md, "Limits"): code put where the
+guard did not look. Each attack is a real compile on real torch; its control compiles the same
+function without the attack, bitwise equal to aot_eager. Every patch is undone (monkeypatch);
+the ``torch_untouched`` fixture checks the guard left nothing patched.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import lite_compiler
+from compiler_models import compile_lite
+from lite_compiler import hooks
+
+aten = torch.ops.aten
+HERE = __name__
+RAN = []  # what the attacking code did: a refused attack must never have run
+
+
+def qualified(qualname):
+    return f"{HERE}:{qualname}"
+
+
+@pytest.fixture(autouse=True)
+def torch_untouched():
+    RAN.clear()
+    torch._dynamo.reset()
+    yield
+    RAN.clear()
+    assert not hooks.installed() and not lite_compiler.guard_active()
+
+
+def aot_eager(fn, *args):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="aot_eager")(*args)
+
+
+def refused(fn, *args):
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        compile_lite(fn)(*args)
+    return err.value
+
+
+def loss_region_fn(x, y):
+    """mse_loss decomposes in the region (torch._decomp.decompositions.mse_loss)."""
+    z = x.sin()
+    with lite_compiler.region(id="r"):
+        loss = F.mse_loss(z, y)
+    return loss * 3
+
+
+def mm_region_fn(x, w):
+    """The region's matmul runs as extern_kernels.mm in the generated wrapper."""
+    z = x.sin()
+    with lite_compiler.region(id="r"):
+        z = (z @ w) * 2
+    return z.cos()
+
+
+def plain_fn(x, w):
+    """No region: lite mode must be bitwise aot_eager."""
+    return (x.sin() @ w).cos() * 3
+
+
+@pytest.mark.parametrize("fn", [loss_region_fn, mm_region_fn, plain_fn], ids=lambda f: f.__name__)
+def test_the_attacked_functions_compile_bitwise_aot_eager_with_no_attack(fn):
+    """The control of every attack below: the legit path compiles, and the graph outside
+    regions is aot_eager's (plain_fn: bitwise; region functions: the region may round apart)."""
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    expected = aot_eager(fn, x, w)
+    out = compile_lite(fn)(x, w)
+    assert torch.equal(out, expected) if fn is plain_fn else torch.allclose(out, expected, atol=1e-5)
+
+
+# ---- decomp_helper: a helper a decomposition calls by global name, in torch._decomp ---------------
+
+def test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused(monkeypatch):
+    """torch._decomp.decompositions.mse_loss calls apply_loss_reduction by global name; only
+    Inductor's modules were swept, so a replacement (sum instead of mean) ran in the region. The
+    modules of the code Inductor's decomposition and lowering tables hold are swept too."""
+    import torch._decomp.decompositions as decompositions
+
+    def apply_loss_reduction(loss, reduction):
+        RAN.append("apply_loss_reduction")
+        return torch.sum(loss)
+
+    monkeypatch.setattr(decompositions, "apply_loss_reduction", apply_loss_reduction)
+    violation = refused(loss_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused.<locals>.apply_loss_reduction")
+    assert "patched into torch._decomp.decompositions:apply_loss_reduction" in violation.reason
+    assert RAN == []
+
+
+# ---- extern_kernels: a function set on a torch-owned instance -----------------------------------
+
+def test_function_set_on_a_torch_instance_is_refused(monkeypatch):
+    """extern_kernels (a KernelNamespace instance in select_algorithm) is what the generated
+    wrapper calls for a region's matmul; the sweep read module globals and classes, not the
+    attributes of torch's instances."""
+    from torch._inductor import select_algorithm
+
+    real_mm = torch.mm
+
+    def mm(a, b, out=None):
+        RAN.append("mm")
+        return torch.add(a, b, out=out) if out is not None else a + b
+
+    monkeypatch.setattr(select_algorithm.extern_kernels, "mm", mm)
+    violation = refused(mm_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified("test_function_set_on_a_torch_instance_is_refused.<locals>.mm")
+    assert "patched into torch._inductor.select_algorithm:extern_kernels.mm" in violation.reason
+    assert RAN == [] and select_algorithm.extern_kernels.mm is mm and real_mm is torch.mm
+
+
+# ---- ops_proxy: a foreign object under a swept module's global ------------------------------------
+
+def test_foreign_object_under_an_inductor_global_is_refused_by_its_class(monkeypatch):
+    """torch._inductor.ir.ops = Proxy(): not a function, class or container, so the sweep let it
+    be; IR nodes call ops.<name> through it. Judged by its class's provenance."""
+    from torch._inductor import ir
+
+    class Proxy:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            RAN.append(name)
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(ir, "ops", Proxy(ir.ops))
+    violation = refused(mm_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_foreign_object_under_an_inductor_global_is_refused_by_its_class.<locals>.Proxy")
+    assert "patched into torch._inductor.ir:ops" in violation.reason
+    assert RAN == []
