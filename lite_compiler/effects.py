@@ -580,7 +580,7 @@ def check_lowering_code(module: Any) -> set[Any]:
 def check_table_lowering(op: Any, lowering_fn: Any, table_name: str, how: str = "") -> None:
     """Ask the registry about one lowering table entry: foreign code runs as itself; torch's
     lowering of other ops under ``op`` runs as ``torch._inductor.lowering:<table>[<op>]``."""
-    from lite_compiler.provenance import foreign_identity, lowering_moved
+    from lite_compiler.provenance import foreign_identity, foreign_in_cells, lowering_moved
 
     where = f"the lowering of {_target_name(op)} in torch._inductor.lowering.{table_name}{how}"
     foreign = foreign_identity(lowering_fn)
@@ -588,6 +588,12 @@ def check_table_lowering(op: Any, lowering_fn: Any, table_name: str, how: str = 
         guard.check(foreign, "lowering", "function", where=(
             f"it is {where} (an override of torch's); register it under this name, or remove"
             " the override for lite compiles"))
+        return
+    held = foreign_in_cells(lowering_fn)
+    if held is not None:  # torch's wrapper, calling foreign code put in its closure
+        guard.check(held, "lowering", "function", where=(
+            f"it is held in a closure cell of {where} (the code torch's wrapper calls); register"
+            " it under this name, or remove it for lite compiles"))
         return
     moved = lowering_moved(op, lowering_fn)
     if moved is not None:

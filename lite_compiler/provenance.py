@@ -696,7 +696,8 @@ def foreign_entries(key: str, table: dict[Any, Any]) -> list[tuple[Any, Any]]:
     if _unchanged(("table", key), table) and key in _TABLES:
         return _TABLES[key]
     found = [(k, v) for k, v in list(table.items())
-             if foreign_identity(v) is not None or lowering_moved(k, v) is not None]
+             if foreign_identity(v) is not None or foreign_in_cells(v) is not None
+             or lowering_moved(k, v) is not None]
     _TABLES[key] = found
     return found
 
@@ -712,6 +713,20 @@ def lowering_moved(op: Any, lowering: Any) -> tuple[Any, ...] | None:
     overloads expanded); a lowering without that record (foreach lowerings, foreign code) is
     not judged here. Only the table's own entry is read: torch itself registers one op's
     lowering through another's (``register_lowering(aten.view)(lowerings[aten.reshape])``)."""
+    ops = _lowering_ops(lowering)
+    if ops is not None and op not in ops:
+        return ops
+    # The wrapper is torch's own for ``op``, but the function it calls (the closure cell
+    # functools.wraps recorded as __wrapped__ when torch made it) was rewritten: what the cell
+    # holds is what runs (``decomp_fn`` set to torch's lowering of sin).
+    held = rewired_cell(lowering)
+    if held is None:
+        return None
+    return _lowering_ops(held) or _wrapped_by(held) or (getattr(held, "__qualname__", repr(held)),)
+
+
+def _lowering_ops(lowering: Any) -> tuple[Any, ...] | None:
+    """The ops torch's ``register_lowering`` recorded in the wrapper's closure (``aten_fn``)."""
     code = getattr(lowering, "__code__", None)
     if code is None or "aten_fn" not in code.co_freevars or not _file_in_torch(code.co_filename):
         return None
@@ -719,9 +734,59 @@ def lowering_moved(op: Any, lowering: Any) -> tuple[Any, ...] | None:
         ops = lowering.__closure__[code.co_freevars.index("aten_fn")].cell_contents
     except (TypeError, ValueError, IndexError):  # an empty cell: nothing recorded
         return None
-    if not isinstance(ops, (list, tuple)) or op in ops:
+    return tuple(ops) if isinstance(ops, (list, tuple)) else None
+
+
+def _wrapped_by(fn: Any) -> tuple[Any, ...] | None:
+    """The ops of the lowering wrapper torch made around ``fn`` (its ``__wrapped__``)."""
+    lowering = sys.modules.get("torch._inductor.lowering")
+    for wrapper in list(getattr(lowering, "lowerings", {}).values()):
+        if getattr(wrapper, "__wrapped__", None) is fn:
+            return _lowering_ops(wrapper)
+    return None
+
+
+def rewired_cell(fn: Any) -> Any:
+    """For torch's wrapper made with ``functools.wraps(f)`` over a function ``f`` it closes over
+    (register_lowering's ``wrapped``): the callable its cells hold in ``f``'s place when none of
+    them holds ``f`` any more (a cell written after torch made it); None otherwise."""
+    wrapped, cells = getattr(fn, "__wrapped__", None), getattr(fn, "__closure__", None)
+    code = getattr(fn, "__code__", None)
+    if type(wrapped) is not types.FunctionType or not cells or code is None \
+            or not _file_in_torch(code.co_filename):
         return None
-    return tuple(ops)
+    held = [value for value in _cell_values(fn) if callable(value) and not isinstance(value, type)]
+    if not held or any(value is wrapped for value in held):
+        return None
+    return held[0]
+
+
+def _cell_values(fn: Any) -> list[Any]:
+    """What a function's closure cells and default arguments hold (empty cells left out)."""
+    values = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    values += list(getattr(fn, "__defaults__", None) or ())
+    values += list((getattr(fn, "__kwdefaults__", None) or {}).values())
+    return values
+
+
+def foreign_in_cells(obj: Any) -> str | None:
+    """The identity of foreign code held by a closure cell or a default argument of torch's code
+    in ``obj`` (every layer, one level): a cell of a torch wrapper is code it calls."""
+    for layer in _layers(obj):
+        code = getattr(layer, "__code__", None)
+        if not isinstance(code, types.CodeType) or not _file_in_torch(code.co_filename):
+            continue
+        for value in _cell_values(layer):
+            if type(value) is types.FunctionType or isinstance(value, (functools.partial, types.MethodType)):
+                found = foreign_identity(value)
+                if found is not None:
+                    return found
+    return None
 
 
 # ---- decompositions: torch's code under the op torch registered it for --------------------------
@@ -733,6 +798,14 @@ def check_region_decomposition(op: Any, decomposition: Any) -> None:
     and runs as ``torch._inductor.decomposition:decompositions[<op>]``."""
     check_region_code(decomposition, "aot", "it is a decomposition in Inductor's table (an edit of"
                       " torch's); register it under this name, or remove it for lite compiles")
+    held = foreign_in_cells(decomposition)
+    if held is not None:
+        from lite_compiler import guard
+
+        judged_in_region(lambda: guard.check(held, "aot", "function", where=(
+            f"it is held in a closure cell or default of torch's decomposition of {op} in"
+            " Inductor's table (code that decomposition calls); register it under this name,"
+            " or remove it for lite compiles")))
     moved = decomposition_moved(op, decomposition)
     if moved is None:
         return

@@ -134,3 +134,73 @@ def test_foreign_object_under_an_inductor_global_is_refused_by_its_class(monkeyp
         "test_foreign_object_under_an_inductor_global_is_refused_by_its_class.<locals>.Proxy")
     assert "patched into torch._inductor.ir:ops" in violation.reason
     assert RAN == []
+
+
+# ---- lowering_cell: closure cells of torch's lowering wrappers ------------------------------------
+
+def cos_region_fn(x, w):
+    z = x.sin() @ w
+    with lite_compiler.region(id="r"):
+        z = z.cos() * 2
+    return z + 1
+
+
+@pytest.fixture
+def cos_lowering_cell():
+    """The ``decomp_fn`` cell of the wrapper torch's register_lowering put under aten.cos (and
+    its other overloads): set by a test, restored after it."""
+    import torch._inductor.compile_fx  # noqa: F401  (imports every lowering)
+    from torch._inductor import lowering
+
+    wrapper = lowering.lowerings[aten.cos.default]
+    cell = wrapper.__closure__[wrapper.__code__.co_freevars.index("decomp_fn")]
+    original = cell.cell_contents
+    try:
+        yield cell
+    finally:
+        cell.cell_contents = original
+
+
+def test_torch_lowering_of_another_op_in_a_lowering_wrapper_cell_is_refused(cos_lowering_cell):
+    """The table still holds torch's cos wrapper (its aten_fn record says cos); the function it
+    calls, its decomp_fn cell, is torch's lowering of sin: the region would compute sin. The
+    wrapper's functools.wraps record (__wrapped__) is what torch put in the cell."""
+    from torch._inductor import lowering
+
+    sin_wrapper = lowering.lowerings[aten.sin.default]
+    cos_lowering_cell.cell_contents = sin_wrapper.__wrapped__
+    violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == "torch._inductor.lowering:lowerings[aten.cos.default]"
+    assert "is torch's lowering of aten.sin" in violation.reason
+
+
+def test_foreign_function_in_a_lowering_wrapper_cell_is_refused_as_itself(cos_lowering_cell):
+    """Foreign code in the cell runs as itself: cells are provenance layers of torch's code."""
+    from torch._inductor import lowering
+
+    sin_inner = lowering.lowerings[aten.sin.default].__wrapped__
+
+    def cos_as_sin(*args, **kwargs):
+        RAN.append("cos_as_sin")
+        return sin_inner(*args, **kwargs)
+
+    cos_lowering_cell.cell_contents = cos_as_sin
+    violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_foreign_function_in_a_lowering_wrapper_cell_is_refused_as_itself.<locals>.cos_as_sin")
+    assert RAN == []
+
+
+def test_torch_own_tables_hold_no_rewired_or_foreign_cell():
+    """The cell checks refuse nothing of torch's own (else every region compile would fail)."""
+    import torch._inductor.compile_fx  # noqa: F401
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import select_decomp_table
+
+    from lite_compiler.provenance import foreign_in_cells, lowering_moved
+
+    assert [op for op, fn in lowering.lowerings.items() if lowering_moved(op, fn)] == []
+    assert [op for op, fn in lowering.lowerings.items() if foreign_in_cells(fn)] == []
+    assert [op for op, fn in select_decomp_table().items() if foreign_in_cells(fn)] == []
+    # The record is there to be read: most wrappers of the table were made by functools.wraps.
+    assert sum(hasattr(fn, "__wrapped__") for fn in lowering.lowerings.values()) > 0.8 * len(lowering.lowerings)
