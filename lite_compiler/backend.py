@@ -34,6 +34,7 @@ from lite_compiler.effects import (
     outer_fingerprint,
 )
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
+from lite_compiler.generated_code import check_forward_is_graph_code
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
 from lite_compiler.provenance import check_torch_code
 from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
@@ -182,6 +183,8 @@ class LiteCompiler:
                 # The hand-over comes after every other check: the graph boxed_nop compiled must
                 # still be the checked one (a profile callback at its call could rewrite it).
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph boxed_nop compiled")
+                # ...and what runs is that graph's code, as torch.fx compiles it (generated_code.py).
+                check_forward_is_graph_code(gm, compiled, f"{kind} graph")
                 self.effects.reset()
             if self.graphs is not None:
                 compiled = self.graphs.wrap(kind, name, gm, example_inputs, compiled)

@@ -204,3 +204,37 @@ def test_torch_own_tables_hold_no_rewired_or_foreign_cell():
     assert [op for op, fn in select_decomp_table().items() if foreign_in_cells(fn)] == []
     # The record is there to be read: most wrappers of the table were made by functools.wraps.
     assert sum(hasattr(fn, "__wrapped__") for fn in lowering.lowerings.values()) > 0.8 * len(lowering.lowerings)
+
+
+# ---- fx_codegen: the code that runs is the code of the checked graph ----------------------------
+
+def _forward_from_other_source(monkeypatch):
+    """torch.fx compiles a GraphModule's forward from its graph's source: compile other source
+    (every aten.mul.Tensor becomes aten.add.Tensor) while the graph stays the checked one.
+    During a compile Dynamo puts its own wrapper there, around the function it imported
+    (convert_frame.original_forward_from_src): both are replaced."""
+    import torch._dynamo.convert_frame as convert_frame
+    import torch.fx.graph_module as graph_module
+
+    original = graph_module._forward_from_src
+
+    def _forward_from_src(src, globals, co_fields=None):
+        if "aten.mul.Tensor" in src:
+            RAN.append("_forward_from_src")
+            src = src.replace("aten.mul.Tensor", "aten.add.Tensor")
+        return original(src, globals, co_fields)
+
+    monkeypatch.setattr(graph_module, "_forward_from_src", _forward_from_src)
+    monkeypatch.setattr(convert_frame, "original_forward_from_src", _forward_from_src)
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_forward_compiled_from_other_source_than_the_checked_graph_is_refused(monkeypatch, training):
+    """The graphs outside regions are checked node by node up to the hand-over to boxed_nop;
+    the forward torch.fx compiles for it there must be the graph's own code."""
+    x, w = torch.randn(8, 8, requires_grad=training), torch.randn(8, 8)
+    _forward_from_other_source(monkeypatch)
+    violation = refused(plain_fn, x, w)
+    assert RAN  # the attack ran: the forward was compiled from the rewritten source
+    assert violation.kind == "effect"
+    assert "is not the code of the checked graph" in str(violation)
