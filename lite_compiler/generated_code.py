@@ -83,3 +83,52 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
                 f" differs from {gm.graph.__class__.__name__}.python_code's source): something on"
                 " torch.fx's compile path (torch.fx.graph_module._forward_from_src, a patch) compiled"
                 " other code; remove the patch for lite compiles"))
+
+
+def _code_named(module_code: types.CodeType, qualname: str) -> types.CodeType | None:
+    """The code object of ``qualname`` (a function or method) compiled in ``module_code``."""
+    stack = [module_code]
+    while stack:
+        code = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_qualname == qualname:
+                    return const
+                stack.append(const)
+    return None
+
+
+def check_region_module(compiled: Any, region_graph: str) -> None:
+    """A region's compiled module is loaded from Inductor's code cache, where it is filed under
+    the hash of the source generated in this process (``PyCodeCache.write``), and a file already
+    there is loaded as it is. Refuse (by effect) a loaded file whose content does not hash to
+    its key (planted, or written over), and a ``call`` that was not compiled from that content.
+    (The module's top level ran when it was loaded: the region's code never runs.)"""
+    if not guard.enforcing():
+        return
+    from torch._inductor.codecache import get_hash
+
+    key, source = getattr(compiled, "cache_key", None), getattr(compiled, "source_code", None)
+    call = getattr(compiled, "current_callable", None)
+    path = getattr(getattr(call, "__code__", None) or getattr(getattr(call, "__func__", None), "__code__", None),
+                   "co_filename", "?")
+    if not isinstance(key, str) or not isinstance(source, str) or call is None:
+        guard.refuse_effect("lowering", (
+            f"Inductor returned the region's code without its source and cache key"
+            f" ({type(compiled).__name__}): lite mode cannot compare what runs with what it"
+            " generated; unset caches and compile modes for lite compiles"), graph=region_graph)
+    if get_hash(source.strip(), "", "code") != key:
+        guard.refuse_effect("lowering", (
+            f"the region's module loaded from Inductor's code cache ({path}) does not hash to its"
+            " key: it is not the code generated in this process (a file planted or written over"
+            " in the cache); remove it"), graph=region_graph)
+    function = getattr(call, "__func__", call)
+    code = getattr(function, "__code__", None)
+    expected = _code_named(compile(source, path, "exec", dont_inherit=True), code.co_qualname) \
+        if isinstance(code, types.CodeType) else None
+    differs = "no such function" if expected is None else _code_differs(code, expected)
+    if differs is not None:
+        guard.refuse_effect("lowering", (
+            f"the region's call ({getattr(code, 'co_qualname', call)!r}) is not compiled from its"
+            f" module in Inductor's code cache ({path}; {differs} differs); remove the patch for"
+            " lite compiles"), graph=region_graph)

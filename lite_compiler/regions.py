@@ -18,6 +18,7 @@ import torch.fx
 from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import annotation_of
 from lite_compiler.errors import LiteCompilerError
+from lite_compiler.generated_code import check_region_module
 from lite_compiler.ledger import LedgerEntry
 from lite_compiler.provenance import check_inductor_classes, check_torch_code
 from lite_compiler.region_config import REGION_FIXED_CONFIG, region_overrides
@@ -190,6 +191,8 @@ def compile_regions(
                                             " mode cannot see its passes. Unset"
                                             " TORCHINDUCTOR_FX_COMPILE_MODE and caches for lite"
                                             " compiles")
+                    # What runs is the code generated here, not a file found in the cache.
+                    check_region_module(compiled, region_graph)
                     if fusion is not None:
                         fusion.remember(key, lowered, fake_inputs, compiled, region_graph)
         session = guard.current_session()

@@ -238,3 +238,47 @@ def test_forward_compiled_from_other_source_than_the_checked_graph_is_refused(mo
     assert RAN  # the attack ran: the forward was compiled from the rewritten source
     assert violation.kind == "effect"
     assert "is not the code of the checked graph" in str(violation)
+
+
+# ---- cache_poison: the region's module loaded from Inductor's code cache --------------------------
+
+POISON = f'''
+_lite_guard_real_call = call
+
+
+def call(args):
+    import sys
+    sys.modules[{HERE!r}].RAN.append("poisoned call")
+    return tuple(out * 2 for out in _lite_guard_real_call(args))
+'''
+
+
+def test_region_module_planted_in_the_code_cache_is_refused():
+    """Inductor writes a region's wrapper module under the hash of its source and loads whatever
+    file is there (it never overwrites one): a module planted under the name the next compile's
+    source hashes to (this one's, with the next AOT ID) ran as the region. The loaded file must
+    hash to its key, and the code that runs must be compiled from it. (The shared cache is used,
+    a fresh one would compile C++ for a minute: shapes of this test's own keep the file apart,
+    and it is removed.)"""
+    import os
+    import re
+
+    from torch._inductor.codecache import get_hash, get_path
+
+    x, w = torch.randn(5, 7), torch.randn(7, 7)
+    clean = compile_lite(cos_region_fn)(x, w)
+    (source,) = lite_compiler.last_ledger().region_code.values()
+    aot_id = int(re.search(r"# AOT ID: \['(\d+)_inference'\]", source).group(1))
+    predicted = source.replace(f"['{aot_id}_inference']", f"['{aot_id + 1}_inference']", 1)
+    path = get_path(get_hash(predicted.strip()), "py")[2]
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(predicted + POISON)
+        violation = refused(cos_region_fn, x, w)
+    finally:
+        os.remove(path)
+    assert violation.kind == "effect"
+    assert "does not hash to its key" in str(violation) and path in str(violation)
+    assert RAN == []
+    assert torch.equal(compile_lite(cos_region_fn)(x, w), clean)
