@@ -282,3 +282,25 @@ def test_region_module_planted_in_the_code_cache_is_refused():
     assert "does not hash to its key" in str(violation) and path in str(violation)
     assert RAN == []
     assert torch.equal(compile_lite(cos_region_fn)(x, w), clean)
+
+
+# ---- cxx_wrapper: the C++ compiler a region's kernels are built with ------------------------------
+
+def test_compiler_wrapper_that_turns_on_fast_math_is_refused_before_it_builds(tmp_path):
+    """``CXX`` (read into cpp.cxx, a neutral key) may name a wrapper that adds -ffast-math to
+    whatever Inductor asks for: the command line Inductor builds shows nothing. The compiler is
+    asked, with Inductor's own math flags, what it would compile under (its predefined macros:
+    __FAST_MATH__, __FINITE_MATH_ONLY__, __NO_MATH_ERRNO__)."""
+    import shutil
+
+    wrapper, calls = tmp_path / "g++-fast", tmp_path / "calls"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec {shutil.which("g++")} "$@" -ffast-math\n')
+    wrapper.chmod(0o755)
+    with torch._inductor.config.patch({"cpp.cxx": (None, str(wrapper))}):
+        violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.kind == "effect"
+    assert "__FAST_MATH__" in str(violation) and str(wrapper) in str(violation)
+    # It was asked what it would compile under (-dM -E), and built no kernel.
+    asked = calls.read_text().splitlines()
+    assert any("-dM" in line for line in asked)
+    assert all("-dM" in line or line.strip() == "--version" for line in asked), asked
