@@ -36,7 +36,7 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.generated_code import check_forward_is_graph_code
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
-from lite_compiler.provenance import check_torch_code
+from lite_compiler.provenance import check_call_path, check_torch_code
 from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
@@ -153,6 +153,8 @@ class LiteCompiler:
                 check_unannotated(gm)  # a region only AOTAutograd saw: trace again (__call__)
             name = f"{self.frame}/{kind}"
             with self.active(name):
+                # Code patched into torch's places between Dynamo and here runs as itself.
+                check_call_path("aot", f"the lite compiler's {kind} graph")
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
                 check_after_partition(kind, gm.graph)  # AOTAutograd's steps since: reported
                 self._run_always_custom_passes(gm, "post_grad")

@@ -689,6 +689,54 @@ def check_callees(fn: Any, torch_name: str, stage: str) -> None:
     # call is the effect checks' and the sweep's job.)
 
 
+def check_call_path(stage: str, here: str) -> None:
+    """The frames that led to ``here`` (the lite compiler's entry from AOTAutograd): code from
+    outside torch running in a torch place on that path (a torch module's global its torch
+    caller called by name, a method of a torch class it runs as) stands in torch's code, so it
+    runs as itself: a wrapper around ``aot_module_simplified`` or Dynamo's
+    ``WrapBackendDebug.__call__`` rewrites the graph before the lite compiler sees it. A user's
+    own backend that calls the lite backend holds no torch place: it is not judged. ~50 us a
+    compile (frames read once; foreign frames looked at)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _trusted_file(code.co_filename) and not code.co_filename.startswith(_OWN_DIR):
+            place = _torch_place_of(frame)
+            if place is not None:
+                module = frame.f_globals.get("__name__", "<unknown>")
+                from lite_compiler import guard
+
+                guard.check(qualified_name(module, code.co_qualname), stage, "function", where=(
+                    f"it stands in for torch's {place}, on the path from Dynamo to {here} (a"
+                    " monkeypatch); register it under this name, or remove the patch for lite"
+                    " compiles"))
+        frame = frame.f_back
+
+
+def _torch_place_of(frame: Any) -> str | None:
+    """Where torch holds the function a foreign frame runs: a method of a torch class (its
+    ``self``'s), or a global its caller, torch's code, called by name; None if torch holds it
+    nowhere (a user's callable torch was handed)."""
+    code = frame.f_code
+
+    def runs(value: Any) -> bool:
+        return any(getattr(layer, "__code__", None) is code for layer in _layers(value))
+
+    receiver = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+    for cls in (type(receiver).__mro__ if receiver is not None else ()):
+        member = vars(cls).get(code.co_name)
+        if member is not None and _is_torch_class(cls) and runs(member):
+            return f"{cls.__module__}:{cls.__qualname__}.{code.co_name}"
+    caller = frame.f_back
+    if caller is not None and _file_in_torch(caller.f_code.co_filename):
+        for name in caller.f_code.co_names:
+            value = caller.f_globals.get(name)
+            if value is not None and callable(value) and runs(value) \
+                    and not (type(value) is types.FunctionType and not _foreign_function(name, value)):
+                return f"{caller.f_globals.get('__name__')}:{name}"  # (an import is not a place)
+    return None
+
+
 def foreign_entries(key: str, table: dict[Any, Any]) -> list[tuple[Any, Any]]:
     """(key, value) of a lowering table's entries whose code is not torch's, or that are torch's
     lowering of other ops put under this key (``lowering_moved``); the table is read again only

@@ -304,3 +304,62 @@ def test_compiler_wrapper_that_turns_on_fast_math_is_refused_before_it_builds(tm
     asked = calls.read_text().splitlines()
     assert any("-dM" in line for line in asked)
     assert all("-dM" in line or line.strip() == "--version" for line in asked), asked
+
+
+# ---- aot_compiler_swap, dynamo_prepass: wrappers on the path from Dynamo to the lite compiler ------
+
+def _mul_to_add(gm):
+    RAN.append("rewrite")
+    for node in gm.graph.nodes:
+        if node.target in (aten.mul.Tensor, torch.mul) or getattr(node.target, "__name__", "") == "mul":
+            node.target = aten.add.Tensor if node.op == "call_function" and isinstance(
+                node.target, torch._ops.OpOverload) else torch.add
+    gm.recompile()
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_wrapper_around_aot_module_simplified_is_refused_as_itself(monkeypatch, training):
+    """torch's AotAutograd object calls aot_module_simplified by global name; a wrapper there
+    hands the lite compiler's fw/inference compiler a rewritten graph (the entry check takes
+    what it is handed as AOTAutograd's graph). Code standing on the path from Dynamo to the
+    lite compiler in a torch place (a torch module's global, a torch class's method) runs as
+    itself."""
+    import torch._dynamo.backends.common as common
+
+    original = common.aot_module_simplified
+
+    def aot_module_simplified(gm, example_inputs, **kwargs):
+        for key in ("fw_compiler", "inference_compiler"):
+            inner = kwargs[key]
+
+            def rewriting(graph, inputs, inner=inner):
+                _mul_to_add(graph)
+                return inner(graph, inputs)
+
+            kwargs[key] = rewriting
+        return original(gm, example_inputs, **kwargs)
+
+    monkeypatch.setattr(common, "aot_module_simplified", aot_module_simplified)
+    violation = refused(plain_fn, torch.randn(8, 8, requires_grad=training), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_wrapper_around_aot_module_simplified_is_refused_as_itself.<locals>.aot_module_simplified")
+    assert "torch._dynamo.backends.common:aot_module_simplified" in violation.reason
+    assert RAN == ["rewrite"]  # it rewrote the graph it was handed; nothing compiled from it ran
+
+
+def test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself(monkeypatch):
+    """Dynamo calls every backend through WrapBackendDebug.__call__: a patch there rewrites
+    Dynamo's graph (the reference of lite and aot_eager alike) before the lite backend sees it."""
+    from torch._dynamo.repro.after_dynamo import WrapBackendDebug
+
+    original = WrapBackendDebug.__call__
+
+    def __call__(self, gm, example_inputs, **kwargs):
+        _mul_to_add(gm)
+        return original(self, gm, example_inputs, **kwargs)
+
+    monkeypatch.setattr(WrapBackendDebug, "__call__", __call__)
+    violation = refused(plain_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself.<locals>.__call__")
+    assert "torch._dynamo.repro.after_dynamo:WrapBackendDebug.__call__" in violation.reason
