@@ -241,6 +241,10 @@ class LiteCompiler:
         # Inductor picks its decomposition table by config (fallback_random keeps random
         # ops whole): select it under the lite config the region compiles use. Its keys are the
         # registry's derived lite config (lite_compiler.config.derive_configs), reviewed there.
+        # The table is imported first (its module's top level is torch's registrations): the
+        # sweep reads the modules its decompositions live in (a helper they call by name).
+        import torch._inductor.decomposition  # noqa: F401
+
         sweep_inductor()  # foreign code in Inductor is refused before the trace runs any of it
         with torch._inductor.config.patch(self.inductor_config):  # lite-guard: ignore[LG006]
             return selective_decomposition_table()

@@ -464,9 +464,10 @@ def _foreign_value(attr: str, value: Any, strict: bool) -> Any:
     a trusted class that wraps foreign code (``functools.partial``, a bound method, an
     ``lru_cache``), or an object of a class defined outside torch and the standard library,
     judged as its class (``ir.ops = Proxy()``; an object its class's module holds under the same
-    name is an import). In fields (``strict=False``) a library's class held at its module's top
-    level that extends nothing of torch's is a library's object (jinja2's Template in torch's
-    kernel templates); None otherwise."""
+    name is an import; an object of a library's class, held at its module's top level and
+    extending nothing of torch's, is that library's, as a library's class is an import to the
+    class sweep: Triton's JITFunction, jinja2's Template; a local class or a script's, in
+    ``__main__``, is not); None otherwise. (``strict``: a module's global, not a field.)"""
     if isinstance(value, type):
         return value if _foreign_code_item(value) else None
     if type(value) is types.FunctionType:
@@ -484,10 +485,10 @@ def _foreign_value(attr: str, value: Any, strict: bool) -> Any:
         return None  # another package's object under its own name: an import
     if (getattr(home, "__file__", None) or "").startswith(_OWN_DIR):
         return None  # the guard's own
-    if not strict and home is not None and vars(home).get(cls.__name__) is cls \
+    if home is not None and cls.__module__ != "__main__" and vars(home).get(cls.__qualname__) is cls \
             and not any(_is_torch_class(b) for b in cls.__mro__[1:] if b is not object):
-        return None
-    return cls
+        return None  # a library's object (Triton's JITFunction on GPU, jinja2's Template), as
+    return cls  # a library's class is an import (the class sweep's rule); a script's is not
 
 
 def _trusted_class(cls: type) -> bool:

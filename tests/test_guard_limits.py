@@ -81,7 +81,7 @@ def test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused(monkeypat
     import torch._decomp.decompositions as decompositions
 
     def apply_loss_reduction(loss, reduction):
-        RAN.append("apply_loss_reduction")
+        RAN.append(type(loss).__name__)
         return torch.sum(loss)
 
     monkeypatch.setattr(decompositions, "apply_loss_reduction", apply_loss_reduction)
@@ -89,7 +89,9 @@ def test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused(monkeypat
     assert violation.pass_name == qualified(
         "test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused.<locals>.apply_loss_reduction")
     assert "patched into torch._decomp.decompositions:apply_loss_reduction" in violation.reason
-    assert RAN == []
+    # Dynamo's trace may call it for shapes (on fake tensors, as for any backend): it never
+    # computed a value.
+    assert set(RAN) <= {"FakeTensor"}
 
 
 # ---- extern_kernels: a function set on a torch-owned instance -----------------------------------
