@@ -365,3 +365,32 @@ def test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself(monkeyp
     assert violation.pass_name == qualified(
         "test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself.<locals>.__call__")
     assert "torch._dynamo.repro.after_dynamo:WrapBackendDebug.__call__" in violation.reason
+
+
+def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(monkeypatch):
+    """A patched step of AOTAutograd's inference path that rewrites the graph and returns before
+    the lite compiler is called (graph_compile._log_inference_graph) is not on the call path;
+    the inference trace is probed as the partitioner's output is: aot_eager runs the same steps
+    (they change it alike), so the change is reported, never silent."""
+    import warnings
+
+    import torch._functorch._aot_autograd.graph_compile as graph_compile
+
+    from lite_compiler.errors import LiteGuardReport
+
+    original = graph_compile._log_inference_graph
+
+    def _log_inference_graph(fw_module, aot_config):
+        _mul_to_add(fw_module)
+        return original(fw_module, aot_config)
+
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LiteGuardReport)  # the control reports nothing
+        compile_lite(plain_fn)(x, w)
+    monkeypatch.setattr(graph_compile, "_log_inference_graph", _log_inference_graph)
+    with pytest.warns(LiteGuardReport, match="AOTAutograd's inference trace"):
+        compile_lite(plain_fn)(x, w)
+    (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
+    assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
+    assert RAN == ["rewrite"]
