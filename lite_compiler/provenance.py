@@ -436,7 +436,7 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
                 or isinstance(value, type) or type(value) is types.FunctionType:
             # (a module's own records, __loader__ and __spec__, are the import system's objects:
             # pytest's loader rewrites modules named test_*, torch's test_operators among them)
-            foreign = _foreign_value(attr, value, strict=True)
+            foreign = _foreign_value(attr, value)
             if foreign is not None:
                 functions.append((f"{name}:{attr}", foreign))
     # What the module's classes inherit from torch's code outside this module (torch.fx's
@@ -458,8 +458,8 @@ def _foreign_function(name: str, fn: Any) -> bool:
         getattr(home, "__file__", None) or "<none>")
 
 
-def _foreign_value(attr: str, value: Any, strict: bool) -> Any:
-    """What to judge if ``value``, held under ``attr`` by a torch module (``strict``) or by a field
+def _foreign_value(attr: str, value: Any) -> Any:
+    """What to judge if ``value``, held under ``attr`` by a torch module or by a field
     of a torch instance, is foreign: a function or class (``_foreign_code_item``), a callable of
     a trusted class that wraps foreign code (``functools.partial``, a bound method, an
     ``lru_cache``), or an object of a class defined outside torch and the standard library,
@@ -467,7 +467,7 @@ def _foreign_value(attr: str, value: Any, strict: bool) -> Any:
     name is an import; an object of a library's class, held at its module's top level and
     extending nothing of torch's, is that library's, as a library's class is an import to the
     class sweep: Triton's JITFunction, jinja2's Template; a local class or a script's, in
-    ``__main__``, is not); None otherwise. (``strict``: a module's global, not a field.)"""
+    ``__main__``, is not); None otherwise."""
     if isinstance(value, type):
         return value if _foreign_code_item(value) else None
     if type(value) is types.FunctionType:
@@ -523,7 +523,7 @@ def _foreign_in_record(where: str, record: Any) -> list[tuple[str, Any]]:
     for attr, value in list(fields.items()):
         if isinstance(value, (dict, list, tuple, set, frozenset)) or _is_record(value):
             continue  # one level
-        foreign = _foreign_value(attr, value, strict=False)
+        foreign = _foreign_value(attr, value)
         if foreign is not None:
             found.append((f"{where}.{attr}", foreign))
     _RECORDS[where] = (record, found)
@@ -847,10 +847,10 @@ def check_region_decomposition(op: Any, decomposition: Any) -> None:
     and runs as ``torch._inductor.decomposition:decompositions[<op>]``."""
     check_region_code(decomposition, "aot", "it is a decomposition in Inductor's table (an edit of"
                       " torch's); register it under this name, or remove it for lite compiles")
+    from lite_compiler import guard
+
     held = foreign_in_cells(decomposition)
     if held is not None:
-        from lite_compiler import guard
-
         judged_in_region(lambda: guard.check(held, "aot", "function", where=(
             f"it is held in a closure cell or default of torch's decomposition of {op} in"
             " Inductor's table (code that decomposition calls); register it under this name,"
@@ -858,8 +858,6 @@ def check_region_decomposition(op: Any, decomposition: Any) -> None:
     moved = decomposition_moved(op, decomposition)
     if moved is None:
         return
-    from lite_compiler import guard
-
     names = ", ".join(list(dict.fromkeys(str(o) for o in moved))[:3]) + (", ..." if len(moved) > 3 else "")
     judged_in_region(lambda: guard.check(
         f"torch._inductor.decomposition:decompositions[{op}]", "aot", "function",
