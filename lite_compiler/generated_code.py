@@ -102,21 +102,25 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
     """A region's compiled module is loaded from Inductor's code cache, where it is filed under
     the hash of the source generated in this process (``PyCodeCache.write``), and a file already
     there is loaded as it is. Refuse (by effect) a loaded file whose content does not hash to
-    its key (planted, or written over), and a ``call`` that was not compiled from that content.
-    (The module's top level ran when it was loaded: the region's code never runs.)"""
+    its key (planted, or written over), a module ``call`` that was not compiled from that
+    content, and a callable in its place that is not torch's wrapper of it (input realignment,
+    CUDA graphs). (The module's top level ran when it was loaded: the region's code never runs.)"""
     if not guard.enforcing():
         return
-    from torch._inductor.codecache import get_hash
+    from torch._inductor.codecache import get_hash, get_path
+
+    from lite_compiler.provenance import foreign_identity, foreign_in_cells
 
     key, source = getattr(compiled, "cache_key", None), getattr(compiled, "source_code", None)
-    call = getattr(compiled, "current_callable", None)
-    path = getattr(getattr(call, "__code__", None) or getattr(getattr(call, "__func__", None), "__code__", None),
-                   "co_filename", "?")
+    runs = getattr(compiled, "current_callable", None)
+    runner = getattr(compiled, "compiled_fn_runner", None)  # the module's Runner: its call
+    call = getattr(runner, "call", None) or runs
     if not isinstance(key, str) or not isinstance(source, str) or call is None:
         guard.refuse_effect("lowering", (
             f"Inductor returned the region's code without its source and cache key"
             f" ({type(compiled).__name__}): lite mode cannot compare what runs with what it"
             " generated; unset caches and compile modes for lite compiles"), graph=region_graph)
+    path = get_path(key, "py")[2]
     if get_hash(source.strip(), "", "code") != key:
         guard.refuse_effect("lowering", (
             f"the region's module loaded from Inductor's code cache ({path}) does not hash to its"
@@ -127,6 +131,9 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
     expected = _code_named(compile(source, path, "exec", dont_inherit=True), code.co_qualname) \
         if isinstance(code, types.CodeType) else None
     differs = "no such function" if expected is None else _code_differs(code, expected)
+    if differs is None and getattr(runs, "__func__", runs) is not function \
+            and (foreign_identity(runs) is not None or foreign_in_cells(runs) is not None):
+        differs = "the callable in its place (not torch's wrapper)"
     if differs is not None:
         guard.refuse_effect("lowering", (
             f"the region's call ({getattr(code, 'co_qualname', call)!r}) is not compiled from its"
