@@ -4,6 +4,8 @@ function without the attack, bitwise equal to aot_eager. Every patch is undone (
 the ``torch_untouched`` fixture checks the guard left nothing patched.
 """
 
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -394,3 +396,28 @@ def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(mo
     (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
     assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
     assert RAN == ["rewrite"]
+
+
+def test_object_of_a_library_class_under_an_inductor_global_is_an_import(monkeypatch, tmp_path):
+    """On GPU, Inductor's modules hold Triton's JITFunction objects (a library's class, at its
+    module's top level, extending nothing of torch's): such an object is that library's, as a
+    library's class is an import to the sweep; the same object of a local class is refused."""
+    from torch._inductor import ir
+
+    (tmp_path / "kernel_library.py").write_text(
+        "class JITFunction:\n    def __init__(self, fn):\n        self.fn = fn\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "kernel_library", raising=False)  # gone again after the test
+    import kernel_library
+
+    monkeypatch.setattr(ir, "library_kernel", kernel_library.JITFunction(ir.ops), raising=False)
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    assert torch.allclose(compile_lite(mm_region_fn)(x, w), aot_eager(mm_region_fn, x, w), atol=1e-5)
+
+    class JITFunction(kernel_library.JITFunction):
+        pass
+
+    monkeypatch.setattr(ir, "library_kernel", JITFunction(ir.ops))
+    violation = refused(mm_region_fn, x, w)
+    assert violation.pass_name == qualified(
+        "test_object_of_a_library_class_under_an_inductor_global_is_an_import.<locals>.JITFunction")
