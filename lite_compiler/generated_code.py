@@ -60,6 +60,17 @@ def _forwards_run(gm: Any, compiled: Any) -> list[Any]:
     return found
 
 
+_RECORD_PLACEHOLDER = "torch._C._profiler._RecordFunctionFast('## ENTER_GRAPH_PLACEHOLDER_KEY ##')"
+
+
+def _recorded_name(code: str) -> str | None:
+    """The profiler record torch.fx put in place of the placeholder (its file name only)."""
+    import re
+
+    found = re.search(r"torch\._C\._profiler\._RecordFunctionFast\('## [\w.]+ ##'\)", code)
+    return found.group(0) if found else None
+
+
 def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
     """Refuse (by effect) a forward of ``gm`` that is not the code of ``gm``'s graph."""
     if not guard.enforcing():
@@ -67,8 +78,14 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
     real_recompile = getattr(gm, "real_recompile", None)  # a lazy GraphModule compiles at first call
     if callable(real_recompile) and getattr(gm, "_needs_recompile", lambda: False)():
         real_recompile()
-    python_code = gm.graph.python_code(root_module="self")
-    expected = _forward_code(python_code.src)
+    from torch.fx.experimental import _config as fx_experimental_config
+
+    record = bool(fx_experimental_config.enrich_profiler_metadata)  # torch.fx's profiler option
+    python_code = gm.graph.python_code(root_module="self", record_func=record)
+    src = python_code.src
+    if record:  # torch.fx names the graph's profiler record after a hash of code and metadata
+        src = src.replace(_RECORD_PLACEHOLDER, _recorded_name(getattr(gm, "_code", "")) or _RECORD_PLACEHOLDER)
+    expected = _forward_code(src)
     for forward in _forwards_run(gm, compiled):
         code = getattr(forward, "__code__", None)
         differs = "not a Python function" if not isinstance(code, types.CodeType) \

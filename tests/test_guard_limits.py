@@ -421,3 +421,15 @@ def test_object_of_a_library_class_under_an_inductor_global_is_an_import(monkeyp
     violation = refused(mm_region_fn, x, w)
     assert violation.pass_name == qualified(
         "test_object_of_a_library_class_under_an_inductor_global_is_an_import.<locals>.JITFunction")
+
+
+def test_forward_compiled_with_torch_fx_profiler_records_is_not_refused():
+    """With torch.fx's enrich_profiler_metadata, torch puts a profiler record named after a hash
+    into the forward's source before compiling it: the same code, not a change."""
+    from torch.fx.experimental import _config as fx_experimental_config
+
+    x, w = torch.randn(8, 8, requires_grad=True), torch.randn(8, 8)
+    with fx_experimental_config.patch(enrich_profiler_metadata=True):
+        out = compile_lite(plain_fn)(x, w)
+        out.sum().backward()
+    assert torch.equal(out, aot_eager(plain_fn, x, w))
