@@ -61,14 +61,16 @@ def _own_time_wrappers() -> list[float]:
                           (effects, ("fingerprint", "outer_fingerprint", "_value_numbers",
                                      "check_schedule", "describe_change", "_scheduled_names",
                                      "check_outer_graph", "check_partition", "joint_before_partition",
-                                     "check_lowering_input", "traced_joint")),
+                                     "check_lowering_input", "traced_joint", "traced_inference")),
                           (backend, ("outer_fingerprint", "check_outer_graph", "check_partition",
-                                     "joint_before_partition", "check_torch_code")),
+                                     "joint_before_partition", "check_torch_code",
+                                     "check_forward_is_graph_code", "check_call_path")),
                           # provenance (lite_compiler/provenance.py), where each caller holds it
                           (provenance, ("foreign_identity", "check_code", "check_inductor_classes",
                                         "check_torch_code")),
                           (custom_passes, ("refuse_disallowed",)),
-                          (regions, ("check_inductor_classes", "check_torch_code")),
+                          (regions, ("check_inductor_classes", "check_torch_code", "check_region_module",
+                                     "check_cpp_compiler")),
                           (decomposition, ("check_region_decomposition",)),
                           (region_config, ("check_region_code",))):
         for name in names:

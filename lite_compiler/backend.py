@@ -34,8 +34,9 @@ from lite_compiler.effects import (
     outer_fingerprint,
 )
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
+from lite_compiler.generated_code import check_forward_is_graph_code
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
-from lite_compiler.provenance import check_torch_code
+from lite_compiler.provenance import check_call_path, check_torch_code
 from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
@@ -152,6 +153,8 @@ class LiteCompiler:
                 check_unannotated(gm)  # a region only AOTAutograd saw: trace again (__call__)
             name = f"{self.frame}/{kind}"
             with self.active(name):
+                # Code patched into torch's places between Dynamo and here runs as itself.
+                check_call_path("aot", f"the lite compiler's {kind} graph")
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
                 check_after_partition(kind, gm.graph)  # AOTAutograd's steps since: reported
                 self._run_always_custom_passes(gm, "post_grad")
@@ -182,6 +185,8 @@ class LiteCompiler:
                 # The hand-over comes after every other check: the graph boxed_nop compiled must
                 # still be the checked one (a profile callback at its call could rewrite it).
                 check_outer_graph(outer, gm.graph, is_region_node, f"{kind} graph boxed_nop compiled")
+                # ...and what runs is that graph's code, as torch.fx compiles it (generated_code.py).
+                check_forward_is_graph_code(gm, compiled, f"{kind} graph")
                 self.effects.reset()
             if self.graphs is not None:
                 compiled = self.graphs.wrap(kind, name, gm, example_inputs, compiled)
@@ -236,6 +241,10 @@ class LiteCompiler:
         # Inductor picks its decomposition table by config (fallback_random keeps random
         # ops whole): select it under the lite config the region compiles use. Its keys are the
         # registry's derived lite config (lite_compiler.config.derive_configs), reviewed there.
+        # The table is imported first (its module's top level is torch's registrations): the
+        # sweep reads the modules its decompositions live in (a helper they call by name).
+        import torch._inductor.decomposition  # noqa: F401
+
         sweep_inductor()  # foreign code in Inductor is refused before the trace runs any of it
         with torch._inductor.config.patch(self.inductor_config):  # lite-guard: ignore[LG006]
             return selective_decomposition_table()

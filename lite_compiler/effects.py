@@ -337,6 +337,16 @@ def traced_joint(result: Any) -> Any:
     return result
 
 
+def traced_inference(result: Any) -> Any:
+    """Probe on AOTAutograd's inference trace (no partitioner runs): what reaches the lite
+    compiler's inference entry is compared with it there (check_after_partition, reported)."""
+    state = _state()
+    graph = graph_of(result[0]) if isinstance(result, tuple) and result else None
+    if state is not None and graph is not None:
+        state.partitioned["inference"] = fingerprint(graph)
+    return result
+
+
 def _value_numbers(graph: Any, inputs: dict[str, Any] | None = None) -> dict[Any, Any]:
     """Node -> the value it computes, structurally: (target, constants, values of its inputs).
     Two nodes the partitioner's CSE may merge have the same number; a random op keeps its own
@@ -470,10 +480,11 @@ def check_after_partition(kind: str, graph: Any) -> None:
         return
     now = fingerprint(graph, cache=state.rows)
     if not same(expected, now):
-        _report_after_partition(f"the lite compiler's {kind} graph", describe_change(expected, now))
+        since = "AOTAutograd's inference trace" if kind == "inference" else "the partitioner"
+        _report_after_partition(f"the lite compiler's {kind} graph", describe_change(expected, now), since)
 
 
-def _report_after_partition(where: str, change: str) -> None:
+def _report_after_partition(where: str, change: str, since: str = "the partitioner") -> None:
     """AOTAutograd's own steps between the partitioner and the lite compiler (effect tokens,
     saved-tensors hooks, wrappers' pre_compile) run for aot_eager too: the reference. A change
     there is reported (ledger row and a LiteGuardReport warning), not refused: a patch placed
@@ -485,7 +496,7 @@ def _report_after_partition(where: str, change: str) -> None:
 
     sess = guard.current_session()
     graph = sess.graph if sess is not None else "graph"
-    reason = (f"the graph changed between the partitioner and {where}: {change} (AOTAutograd's own"
+    reason = (f"the graph changed between {since} and {where}: {change} (AOTAutograd's own"
               " steps, which aot_eager runs too; a patch there changes aot_eager the same way):"
               " reported, not refused")
     if sess is not None:
@@ -580,7 +591,7 @@ def check_lowering_code(module: Any) -> set[Any]:
 def check_table_lowering(op: Any, lowering_fn: Any, table_name: str, how: str = "") -> None:
     """Ask the registry about one lowering table entry: foreign code runs as itself; torch's
     lowering of other ops under ``op`` runs as ``torch._inductor.lowering:<table>[<op>]``."""
-    from lite_compiler.provenance import foreign_identity, lowering_moved
+    from lite_compiler.provenance import foreign_identity, foreign_in_cells, lowering_moved
 
     where = f"the lowering of {_target_name(op)} in torch._inductor.lowering.{table_name}{how}"
     foreign = foreign_identity(lowering_fn)
@@ -588,6 +599,12 @@ def check_table_lowering(op: Any, lowering_fn: Any, table_name: str, how: str = 
         guard.check(foreign, "lowering", "function", where=(
             f"it is {where} (an override of torch's); register it under this name, or remove"
             " the override for lite compiles"))
+        return
+    held = foreign_in_cells(lowering_fn)
+    if held is not None:  # torch's wrapper, calling foreign code put in its closure
+        guard.check(held, "lowering", "function", where=(
+            f"it is held in a closure cell of {where} (the code torch's wrapper calls); register"
+            " it under this name, or remove it for lite compiles"))
         return
     moved = lowering_moved(op, lowering_fn)
     if moved is not None:
@@ -716,6 +733,14 @@ def _probe_joint_trace(original: Callable[..., Any]) -> Callable[..., Any]:
     return aot_dispatch_autograd_graph
 
 
+def _probe_inference_trace(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def aot_dispatch_base_graph(*args: Any, **kwargs: Any) -> Any:
+        return traced_inference(original(*args, **kwargs))
+
+    return aot_dispatch_base_graph
+
+
 def _probe_lowering(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def run(self: Any, *args: Any) -> Any:
@@ -795,6 +820,7 @@ CHECKED_PIPELINES = ("torch._functorch.partitioners:min_cut_rematerialization_pa
 
 PROBES: tuple[Probe, ...] = (
     Probe("torch._functorch._aot_autograd.graph_compile:aot_dispatch_autograd_graph", _probe_joint_trace),
+    Probe("torch._functorch._aot_autograd.graph_compile:aot_dispatch_base_graph", _probe_inference_trace),
     Probe("torch._inductor.graph:GraphLowering.run", _probe_lowering),
     Probe("torch._inductor.scheduler:Scheduler._init", _probe_scheduler),
     Probe("torch._inductor.codegen.wrapper:PythonWrapperCodegen.run_wrapper_ir_passes", _probe_wrapper),

@@ -299,15 +299,18 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
     first sweep of a process costs ~90-110 ms, later ones ~10-20 ms (2 shared CPU cores; the
     code objects of ~14,000 functions add ~5-8 ms of that)."""
-    modules = [(name, module) for name, module in list(sys.modules.items())
+    modules = {name: module for name, module in list(sys.modules.items())
                if module is not None and name.startswith(prefix)
-               and _file_in_torch(getattr(module, "__file__", None) or "<none>")]
+               and _file_in_torch(getattr(module, "__file__", None) or "<none>")}
     # (torch's source only: Inductor's generated code registers modules under its name too)
     found = []
     bases: dict[type, None] = {}
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
-    for name, module in modules:
-        classes, functions, containers, inherited = _contents_of(name, module)
+    homes: dict[str, None] = {}  # the modules of the code Inductor's op tables hold
+
+    def sweep(name: str, module: Any) -> None:
+        nonlocal found
+        classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
             found += _foreign_members(name, cls)
@@ -315,10 +318,44 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             if id(container) not in containers_seen:
                 containers_seen.add(id(container))
                 found += _foreign_in_container(f"{name}:{attr}", container)
+                homes.update(dict.fromkeys(_homes_of_table(container)))
+        for attr, record in records:
+            found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
+
+    for name, module in modules.items():
+        sweep(name, module)
+    # A decomposition or lowering calls helpers of its own module by global name
+    # (torch._decomp.decompositions.apply_loss_reduction): the modules whose code the lowering
+    # and decomposition tables hold (derived from the tables, one level) are swept as well.
+    for name in list(homes):  # one level: the tables those modules hold are not followed
+        module = sys.modules.get(name)
+        if name not in modules and module is not None and _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            sweep(name, module)
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
     return found
+
+
+def _homes_of_table(container: Any) -> list[str]:
+    """The modules (by name) whose functions an op table of Inductor's holds, in every layer
+    (torch._decomp.decompositions under its out_wrapper); read again only when the table changed."""
+    if not (isinstance(container, dict) and container and _is_op(next(iter(container)))):
+        return []
+    key = ("homes", id(container))
+    if _unchanged(key, container) and key in _HOMES:
+        return _HOMES[key]
+    names: dict[str, None] = {}
+    for value in list(container.values()):
+        for layer in _layers(value):
+            namespace = getattr(layer, "__globals__", None)
+            if isinstance(namespace, dict) and isinstance(namespace.get("__name__"), str):
+                names[namespace["__name__"]] = None
+    _HOMES[key] = list(names)
+    return _HOMES[key]
+
+
+_HOMES: dict[Any, list[str]] = {}
 
 
 def _objects_in(spaces: list[Any]) -> tuple[Any, ...]:
@@ -371,42 +408,129 @@ def _functions_in(values: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
 
 
 _SWEPT: dict[Any, tuple[Any, ...]] = {}
-_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type]]] = {}
+_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type],
+                           list[tuple[str, Any]]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
 
-def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]],
-                                                  list[tuple[str, Any]], list[type]]:
-    """(the classes a module defines, its module-level functions that are foreign code put in
-    place of a name, its module-level containers, the torch classes its classes inherit from):
-    a class is swept once, in the module that defines it. A function of another package bound
-    under its own name, the very object its home module holds there, is an import (``from sympy
-    import symbols``), not a patch; a wrapper, a closure, a lambda or a ``functools.wraps`` copy
-    put under a torch name is not."""
+def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]],
+                                                  list[type], list[tuple[str, Any]]]:
+    """(the classes a module defines, its module-level values that are foreign code put in place
+    of a name, its module-level containers, the torch classes its classes inherit from, the
+    instances of torch's classes it holds): a class is swept once, in the module that defines it.
+    A function of another package bound under its own name, the very object its home module
+    holds there, is an import (``from sympy import symbols``), not a patch; a wrapper, a closure,
+    a lambda or a ``functools.wraps`` copy put under a torch name is not. Any other object is
+    judged by its class (``_foreign_value``)."""
     if _unchanged(("module", name, id(module)), vars(module)) and name in _CONTENTS:
         return _CONTENTS[name]
-    classes, functions, containers = [], [], []
+    classes, functions, containers, records = [], [], [], []
     for attr, value in list(vars(module).items()):
-        if isinstance(value, type):
-            if value.__module__ == name:
-                classes.append(value)
-            elif _foreign_code_item(value):  # a subclass from outside torch in a torch class's
-                functions.append((f"{name}:{attr}", value))  # place (GraphLowering = Mine)
+        if isinstance(value, type) and value.__module__ == name:
+            classes.append(value)
         elif isinstance(value, (dict, list, tuple, set, frozenset)):
             containers.append((attr, value))
-        elif type(value) is types.FunctionType and not _trusted_function(value) \
-                and not value.__code__.co_filename.startswith(_OWN_DIR) \
-                and not getattr(value, "__lite_guarded__", False):
-            home = sys.modules.get(getattr(value, "__module__", None) or "")
-            if home is None or vars(home).get(attr) is not value or _file_in_torch(
-                    getattr(home, "__file__", None) or "<none>"):
-                functions.append((f"{name}:{attr}", value))
+        elif _is_record(value) and not isinstance(value, types.ModuleType):
+            records.append((attr, value))  # its fields are read at every sweep (set in place)
+        elif not (attr.startswith("__") and attr.endswith("__")) \
+                or isinstance(value, type) or type(value) is types.FunctionType:
+            # (a module's own records, __loader__ and __spec__, are the import system's objects:
+            # pytest's loader rewrites modules named test_*, torch's test_operators among them)
+            foreign = _foreign_value(attr, value)
+            if foreign is not None:
+                functions.append((f"{name}:{attr}", foreign))
     # What the module's classes inherit from torch's code outside this module (torch.fx's
     # Interpreter under GraphLowering): a method patched there runs in Inductor as well.
     inherited = {base: None for cls in classes for base in cls.__mro__[1:]
                  if base.__module__ != name and _is_torch_class(base)}
-    _CONTENTS[name] = (classes, functions, containers, list(inherited))
+    _CONTENTS[name] = (classes, functions, containers, list(inherited), records)
     return _CONTENTS[name]
+
+
+def _foreign_function(name: str, fn: Any) -> bool:
+    """A plain function compiled outside torch (and the standard library, the guard) that is not
+    another package's function held under ``name`` by its own module (an import)."""
+    if _trusted_function(fn) or fn.__code__.co_filename.startswith(_OWN_DIR) \
+            or getattr(fn, "__lite_guarded__", False):
+        return False
+    home = sys.modules.get(getattr(fn, "__module__", None) or "")
+    return home is None or vars(home).get(name) is not fn or _file_in_torch(
+        getattr(home, "__file__", None) or "<none>")
+
+
+def _foreign_value(attr: str, value: Any) -> Any:
+    """What to judge if ``value``, held under ``attr`` by a torch module or by a field
+    of a torch instance, is foreign: a function or class (``_foreign_code_item``), a callable of
+    a trusted class that wraps foreign code (``functools.partial``, a bound method, an
+    ``lru_cache``), or an object of a class defined outside torch and the standard library,
+    judged as its class (``ir.ops = Proxy()``; an object its class's module holds under the same
+    name is an import; an object of a library's class, held at its module's top level and
+    extending nothing of torch's, is that library's, as a library's class is an import to the
+    class sweep: Triton's JITFunction, jinja2's Template; a local class or a script's, in
+    ``__main__``, is not); None otherwise."""
+    if isinstance(value, type):
+        return value if _foreign_code_item(value) else None
+    if type(value) is types.FunctionType:
+        return value if _foreign_function(attr, value) else None
+    if isinstance(value, types.ModuleType):
+        return None
+    cls = type(value)
+    if _trusted_class(cls):
+        for layer in _layers(value):  # what a partial, a bound method or a cache wrapper runs
+            if type(layer) is types.FunctionType and _foreign_function(layer.__name__, layer):
+                return value
+        return None
+    home = sys.modules.get(cls.__module__)
+    if home is not None and vars(home).get(attr) is value:
+        return None  # another package's object under its own name: an import
+    if (getattr(home, "__file__", None) or "").startswith(_OWN_DIR):
+        return None  # the guard's own
+    if home is not None and cls.__module__ != "__main__" and vars(home).get(cls.__qualname__) is cls \
+            and not any(_is_torch_class(b) for b in cls.__mro__[1:] if b is not object):
+        return None  # a library's object (Triton's JITFunction on GPU, jinja2's Template), as
+    return cls  # a library's class is an import (the class sweep's rule); a script's is not
+
+
+def _trusted_class(cls: type) -> bool:
+    """A class defined in a trusted file (torch's, the standard library's) or a built-in or frozen
+    module, none of whose own methods was compiled elsewhere (``__module__`` can be written)."""
+    module = sys.modules.get(cls.__module__)
+    if module is None:
+        return False
+    filename = getattr(module, "__file__", None)
+    if filename is None:
+        spec = getattr(module, "__spec__", None)
+        if cls.__module__ not in sys.builtin_module_names and getattr(spec, "origin", None) != "frozen":
+            return False
+    elif not _trusted_file(filename):
+        return False
+    for member in list(vars(cls).values()):
+        function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+        if type(function) is types.FunctionType and not _trusted_file(function.__code__.co_filename):
+            return False
+    return True
+
+
+def _foreign_in_record(where: str, record: Any) -> list[tuple[str, Any]]:
+    """The foreign values in the fields of a torch instance a torch module holds
+    (``select_algorithm.extern_kernels.mm = f``: the generated wrapper calls it), one level;
+    read again only when a field changed (identity)."""
+    fields = vars(record)
+    held = _RECORDS.get(where)
+    if _unchanged(("record", where), fields) and held is not None and held[0] is record:
+        return held[1]
+    found = []
+    for attr, value in list(fields.items()):
+        if isinstance(value, (dict, list, tuple, set, frozenset)) or _is_record(value):
+            continue  # one level
+        foreign = _foreign_value(attr, value)
+        if foreign is not None:
+            found.append((f"{where}.{attr}", foreign))
+    _RECORDS[where] = (record, found)
+    return found
+
+
+_RECORDS: dict[str, tuple[Any, list[tuple[str, Any]]]] = {}
 
 
 def _is_torch_class(cls: type) -> bool:
@@ -566,6 +690,54 @@ def check_callees(fn: Any, torch_name: str, stage: str) -> None:
     # call is the effect checks' and the sweep's job.)
 
 
+def check_call_path(stage: str, here: str) -> None:
+    """The frames that led to ``here`` (the lite compiler's entry from AOTAutograd): code from
+    outside torch running in a torch place on that path (a torch module's global its torch
+    caller called by name, a method of a torch class it runs as) stands in torch's code, so it
+    runs as itself: a wrapper around ``aot_module_simplified`` or Dynamo's
+    ``WrapBackendDebug.__call__`` rewrites the graph before the lite compiler sees it. A user's
+    own backend that calls the lite backend holds no torch place: it is not judged. ~50 us a
+    compile (frames read once; foreign frames looked at)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _trusted_file(code.co_filename) and not code.co_filename.startswith(_OWN_DIR):
+            place = _torch_place_of(frame)
+            if place is not None:
+                module = frame.f_globals.get("__name__", "<unknown>")
+                from lite_compiler import guard
+
+                guard.check(qualified_name(module, code.co_qualname), stage, "function", where=(
+                    f"it stands in for torch's {place}, on the path from Dynamo to {here} (a"
+                    " monkeypatch); register it under this name, or remove the patch for lite"
+                    " compiles"))
+        frame = frame.f_back
+
+
+def _torch_place_of(frame: Any) -> str | None:
+    """Where torch holds the function a foreign frame runs: a method of a torch class (its
+    ``self``'s), or a global its caller, torch's code, called by name; None if torch holds it
+    nowhere (a user's callable torch was handed)."""
+    code = frame.f_code
+
+    def runs(value: Any) -> bool:
+        return any(getattr(layer, "__code__", None) is code for layer in _layers(value))
+
+    receiver = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+    for cls in (type(receiver).__mro__ if receiver is not None else ()):
+        member = vars(cls).get(code.co_name)
+        if member is not None and _is_torch_class(cls) and runs(member):
+            return f"{cls.__module__}:{cls.__qualname__}.{code.co_name}"
+    caller = frame.f_back
+    if caller is not None and _file_in_torch(caller.f_code.co_filename):
+        for name in caller.f_code.co_names:
+            value = caller.f_globals.get(name)
+            if value is not None and callable(value) and runs(value) \
+                    and not (type(value) is types.FunctionType and not _foreign_function(name, value)):
+                return f"{caller.f_globals.get('__name__')}:{name}"  # (an import is not a place)
+    return None
+
+
 def foreign_entries(key: str, table: dict[Any, Any]) -> list[tuple[Any, Any]]:
     """(key, value) of a lowering table's entries whose code is not torch's, or that are torch's
     lowering of other ops put under this key (``lowering_moved``); the table is read again only
@@ -573,7 +745,8 @@ def foreign_entries(key: str, table: dict[Any, Any]) -> list[tuple[Any, Any]]:
     if _unchanged(("table", key), table) and key in _TABLES:
         return _TABLES[key]
     found = [(k, v) for k, v in list(table.items())
-             if foreign_identity(v) is not None or lowering_moved(k, v) is not None]
+             if foreign_identity(v) is not None or foreign_in_cells(v) is not None
+             or lowering_moved(k, v) is not None]
     _TABLES[key] = found
     return found
 
@@ -589,6 +762,20 @@ def lowering_moved(op: Any, lowering: Any) -> tuple[Any, ...] | None:
     overloads expanded); a lowering without that record (foreach lowerings, foreign code) is
     not judged here. Only the table's own entry is read: torch itself registers one op's
     lowering through another's (``register_lowering(aten.view)(lowerings[aten.reshape])``)."""
+    ops = _lowering_ops(lowering)
+    if ops is not None and op not in ops:
+        return ops
+    # The wrapper is torch's own for ``op``, but the function it calls (the closure cell
+    # functools.wraps recorded as __wrapped__ when torch made it) was rewritten: what the cell
+    # holds is what runs (``decomp_fn`` set to torch's lowering of sin).
+    held = rewired_cell(lowering)
+    if held is None:
+        return None
+    return _lowering_ops(held) or _wrapped_by(held) or (getattr(held, "__qualname__", repr(held)),)
+
+
+def _lowering_ops(lowering: Any) -> tuple[Any, ...] | None:
+    """The ops torch's ``register_lowering`` recorded in the wrapper's closure (``aten_fn``)."""
     code = getattr(lowering, "__code__", None)
     if code is None or "aten_fn" not in code.co_freevars or not _file_in_torch(code.co_filename):
         return None
@@ -596,9 +783,59 @@ def lowering_moved(op: Any, lowering: Any) -> tuple[Any, ...] | None:
         ops = lowering.__closure__[code.co_freevars.index("aten_fn")].cell_contents
     except (TypeError, ValueError, IndexError):  # an empty cell: nothing recorded
         return None
-    if not isinstance(ops, (list, tuple)) or op in ops:
+    return tuple(ops) if isinstance(ops, (list, tuple)) else None
+
+
+def _wrapped_by(fn: Any) -> tuple[Any, ...] | None:
+    """The ops of the lowering wrapper torch made around ``fn`` (its ``__wrapped__``)."""
+    lowering = sys.modules.get("torch._inductor.lowering")
+    for wrapper in list(getattr(lowering, "lowerings", {}).values()):
+        if getattr(wrapper, "__wrapped__", None) is fn:
+            return _lowering_ops(wrapper)
+    return None
+
+
+def rewired_cell(fn: Any) -> Any:
+    """For torch's wrapper made with ``functools.wraps(f)`` over a function ``f`` it closes over
+    (register_lowering's ``wrapped``): the callable its cells hold in ``f``'s place when none of
+    them holds ``f`` any more (a cell written after torch made it); None otherwise."""
+    wrapped, cells = getattr(fn, "__wrapped__", None), getattr(fn, "__closure__", None)
+    code = getattr(fn, "__code__", None)
+    if type(wrapped) is not types.FunctionType or not cells or code is None \
+            or not _file_in_torch(code.co_filename):
         return None
-    return tuple(ops)
+    held = [value for value in _cell_values(fn) if callable(value) and not isinstance(value, type)]
+    if not held or any(value is wrapped for value in held):
+        return None
+    return held[0]
+
+
+def _cell_values(fn: Any) -> list[Any]:
+    """What a function's closure cells and default arguments hold (empty cells left out)."""
+    values = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    values += list(getattr(fn, "__defaults__", None) or ())
+    values += list((getattr(fn, "__kwdefaults__", None) or {}).values())
+    return values
+
+
+def foreign_in_cells(obj: Any) -> str | None:
+    """The identity of foreign code held by a closure cell or a default argument of torch's code
+    in ``obj`` (every layer, one level): a cell of a torch wrapper is code it calls."""
+    for layer in _layers(obj):
+        code = getattr(layer, "__code__", None)
+        if not isinstance(code, types.CodeType) or not _file_in_torch(code.co_filename):
+            continue
+        for value in _cell_values(layer):
+            if type(value) is types.FunctionType or isinstance(value, (functools.partial, types.MethodType)):
+                found = foreign_identity(value)
+                if found is not None:
+                    return found
+    return None
 
 
 # ---- decompositions: torch's code under the op torch registered it for --------------------------
@@ -610,11 +847,17 @@ def check_region_decomposition(op: Any, decomposition: Any) -> None:
     and runs as ``torch._inductor.decomposition:decompositions[<op>]``."""
     check_region_code(decomposition, "aot", "it is a decomposition in Inductor's table (an edit of"
                       " torch's); register it under this name, or remove it for lite compiles")
+    from lite_compiler import guard
+
+    held = foreign_in_cells(decomposition)
+    if held is not None:
+        judged_in_region(lambda: guard.check(held, "aot", "function", where=(
+            f"it is held in a closure cell or default of torch's decomposition of {op} in"
+            " Inductor's table (code that decomposition calls); register it under this name,"
+            " or remove it for lite compiles")))
     moved = decomposition_moved(op, decomposition)
     if moved is None:
         return
-    from lite_compiler import guard
-
     names = ", ".join(list(dict.fromkeys(str(o) for o in moved))[:3]) + (", ..." if len(moved) > 3 else "")
     judged_in_region(lambda: guard.check(
         f"torch._inductor.decomposition:decompositions[{op}]", "aot", "function",

@@ -17,7 +17,9 @@ import torch.fx
 
 from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import annotation_of
+from lite_compiler.cpp_compiler import check_cpp_compiler
 from lite_compiler.errors import LiteCompilerError
+from lite_compiler.generated_code import check_region_module
 from lite_compiler.ledger import LedgerEntry
 from lite_compiler.provenance import check_inductor_classes, check_torch_code
 from lite_compiler.region_config import REGION_FIXED_CONFIG, region_overrides
@@ -179,6 +181,9 @@ def compile_regions(
                 compiled = fusion.compiled_before(key, lowered, fake_inputs) if fusion is not None else None
                 if compiled is None:
                     check_torch_code(compile_fx_inner, "compile_fx_inner", "lowering")
+                    if not any(getattr(f, "device", None) is not None and f.device.type != "cpu"
+                               for f in fake_inputs):  # C++ kernels: the compiler, by effect
+                        check_cpp_compiler(region_graph)
                     seen = session.effects.lowerings_seen if session and session.effects else None
                     compiled = compile_fx_inner(
                         lowered, fake_inputs, is_inference=is_inference, is_backward=is_backward)
@@ -190,6 +195,8 @@ def compile_regions(
                                             " mode cannot see its passes. Unset"
                                             " TORCHINDUCTOR_FX_COMPILE_MODE and caches for lite"
                                             " compiles")
+                    # What runs is the code generated here, not a file found in the cache.
+                    check_region_module(compiled, region_graph)
                     if fusion is not None:
                         fusion.remember(key, lowered, fake_inputs, compiled, region_graph)
         session = guard.current_session()

@@ -1,0 +1,158 @@
+"""The code that runs is the code generated from what the guard checked.
+
+The effect checks read graphs; what runs is Python that torch.fx compiles from a graph (a
+GraphModule's ``forward``). ``torch.fx.graph_module._forward_from_src`` (or anything on that
+path) can compile other source while the graph stays the checked one. After the hand-over, the
+forward the compiled graph calls is compared, bytecode and globals, with a compile of the
+checked graph's own source.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from lite_compiler import guard
+from lite_compiler.provenance import compiled_in_torch
+
+
+def _code_differs(ran: types.CodeType, expected: types.CodeType) -> str | None:
+    """Where two code objects differ (instructions, names, constants; nested code too), or None.
+    File names and line numbers are not compared: the same source compiled twice differs there."""
+    for field in ("co_code", "co_names", "co_varnames", "co_freevars", "co_argcount",
+                  "co_kwonlyargcount", "co_flags"):
+        if getattr(ran, field) != getattr(expected, field):
+            return field
+    if len(ran.co_consts) != len(expected.co_consts):
+        return "co_consts"
+    for a, b in zip(ran.co_consts, expected.co_consts):
+        if isinstance(a, types.CodeType) and isinstance(b, types.CodeType):
+            inner = _code_differs(a, b)
+            if inner is not None:
+                return f"{a.co_name}.{inner}"
+        elif type(a) is not type(b) or repr(a) != repr(b):
+            return "co_consts"
+    return None
+
+
+def _forward_code(src: str) -> types.CodeType:
+    """The code object of ``forward`` in torch.fx's source, compiled as torch.fx compiles it."""
+    module = compile(src, "<lite-guard: the checked graph's code>", "exec", dont_inherit=True)
+    for const in module.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == "forward":
+            return const
+    raise ValueError("torch.fx's source defines no forward")
+
+
+def _forwards_run(gm: Any, compiled: Any) -> list[Any]:
+    """The forward functions of ``gm`` that will run: its class's, and those the compiled callable
+    holds as bound methods of ``gm`` in its closure (boxed_nop's ``forward_fn``)."""
+    found = [type(gm).forward]
+    for cell in getattr(compiled, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, types.MethodType) and value.__self__ is gm:
+            lazy = getattr(type(gm), "_lazy_forward", None)  # torch's stub: it calls gm, whose
+            if value.__func__ is not lazy or not compiled_in_torch(lazy.__code__):  # class forward
+                found.append(value.__func__)  # (above) was compiled by real_recompile
+    return found
+
+
+_RECORD_PLACEHOLDER = "torch._C._profiler._RecordFunctionFast('## ENTER_GRAPH_PLACEHOLDER_KEY ##')"
+
+
+def _recorded_name(code: str) -> str | None:
+    """The profiler record torch.fx put in place of the placeholder (its file name only)."""
+    import re
+
+    found = re.search(r"torch\._C\._profiler\._RecordFunctionFast\('## [\w.]+ ##'\)", code)
+    return found.group(0) if found else None
+
+
+def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
+    """Refuse (by effect) a forward of ``gm`` that is not the code of ``gm``'s graph."""
+    if not guard.enforcing():
+        return
+    real_recompile = getattr(gm, "real_recompile", None)  # a lazy GraphModule compiles at first call
+    if callable(real_recompile) and getattr(gm, "_needs_recompile", lambda: False)():
+        real_recompile()
+    from torch.fx.experimental import _config as fx_experimental_config
+
+    record = bool(fx_experimental_config.enrich_profiler_metadata)  # torch.fx's profiler option
+    python_code = gm.graph.python_code(root_module="self", record_func=record)
+    src = python_code.src
+    if record:  # torch.fx names the graph's profiler record after a hash of code and metadata
+        src = src.replace(_RECORD_PLACEHOLDER, _recorded_name(getattr(gm, "_code", "")) or _RECORD_PLACEHOLDER)
+    expected = _forward_code(src)
+    for forward in _forwards_run(gm, compiled):
+        code = getattr(forward, "__code__", None)
+        differs = "not a Python function" if not isinstance(code, types.CodeType) \
+            else _code_differs(code, expected)
+        if differs is None:
+            namespace = forward.__globals__
+            wrong = [name for name, value in python_code.globals.items() if namespace.get(name) is not value]
+            differs = f"globals {', '.join(wrong[:3])}" if wrong else None
+        if differs is not None:
+            guard.refuse_effect("lowering", (
+                f"the forward that runs the {what} is not the code of the checked graph ({differs}"
+                f" differs from {gm.graph.__class__.__name__}.python_code's source): something on"
+                " torch.fx's compile path (torch.fx.graph_module._forward_from_src, a patch) compiled"
+                " other code; remove the patch for lite compiles"))
+
+
+def _code_named(module_code: types.CodeType, qualname: str) -> types.CodeType | None:
+    """The code object of ``qualname`` (a function or method) compiled in ``module_code``."""
+    stack = [module_code]
+    while stack:
+        code = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_qualname == qualname:
+                    return const
+                stack.append(const)
+    return None
+
+
+def check_region_module(compiled: Any, region_graph: str) -> None:
+    """A region's compiled module is loaded from Inductor's code cache, where it is filed under
+    the hash of the source generated in this process (``PyCodeCache.write``), and a file already
+    there is loaded as it is. Refuse (by effect) a loaded file whose content does not hash to
+    its key (planted, or written over), a module ``call`` that was not compiled from that
+    content, and a callable in its place that is not torch's wrapper of it (input realignment,
+    CUDA graphs). (The module's top level ran when it was loaded: the region's code never runs.)"""
+    if not guard.enforcing():
+        return
+    from torch._inductor.codecache import get_hash, get_path
+
+    from lite_compiler.provenance import foreign_identity, foreign_in_cells
+
+    key, source = getattr(compiled, "cache_key", None), getattr(compiled, "source_code", None)
+    runs = getattr(compiled, "current_callable", None)
+    runner = getattr(compiled, "compiled_fn_runner", None)  # the module's Runner: its call
+    call = getattr(runner, "call", None) or runs
+    if not isinstance(key, str) or not isinstance(source, str) or call is None:
+        guard.refuse_effect("lowering", (
+            f"Inductor returned the region's code without its source and cache key"
+            f" ({type(compiled).__name__}): lite mode cannot compare what runs with what it"
+            " generated; unset caches and compile modes for lite compiles"), graph=region_graph)
+    path = get_path(key, "py")[2]
+    if get_hash(source.strip(), "", "code") != key:
+        guard.refuse_effect("lowering", (
+            f"the region's module loaded from Inductor's code cache ({path}) does not hash to its"
+            " key: it is not the code generated in this process (a file planted or written over"
+            " in the cache); remove it"), graph=region_graph)
+    function = getattr(call, "__func__", call)
+    code = getattr(function, "__code__", None)
+    expected = _code_named(compile(source, path, "exec", dont_inherit=True), code.co_qualname) \
+        if isinstance(code, types.CodeType) else None
+    differs = "no such function" if expected is None else _code_differs(code, expected)
+    if differs is None and getattr(runs, "__func__", runs) is not function \
+            and (foreign_identity(runs) is not None or foreign_in_cells(runs) is not None):
+        differs = "the callable in its place (not torch's wrapper)"
+    if differs is not None:
+        guard.refuse_effect("lowering", (
+            f"the region's call ({getattr(code, 'co_qualname', call)!r}) is not compiled from its"
+            f" module in Inductor's code cache ({path}; {differs} differs); remove the patch for"
+            " lite compiles"), graph=region_graph)

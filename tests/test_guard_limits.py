@@ -1,0 +1,435 @@
+"""Red team, round 2, the attacks that ran unseen (docs/guard.md, "Limits"): code put where the
+guard did not look. Each attack is a real compile on real torch; its control compiles the same
+function without the attack, bitwise equal to aot_eager. Every patch is undone (monkeypatch);
+the ``torch_untouched`` fixture checks the guard left nothing patched.
+"""
+
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import lite_compiler
+from compiler_models import compile_lite
+from lite_compiler import hooks
+
+aten = torch.ops.aten
+HERE = __name__
+RAN = []  # what the attacking code did: a refused attack must never have run
+
+
+def qualified(qualname):
+    return f"{HERE}:{qualname}"
+
+
+@pytest.fixture(autouse=True)
+def torch_untouched():
+    RAN.clear()
+    torch._dynamo.reset()
+    yield
+    RAN.clear()
+    assert not hooks.installed() and not lite_compiler.guard_active()
+
+
+def aot_eager(fn, *args):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="aot_eager")(*args)
+
+
+def refused(fn, *args):
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        compile_lite(fn)(*args)
+    return err.value
+
+
+def loss_region_fn(x, y):
+    """mse_loss decomposes in the region (torch._decomp.decompositions.mse_loss)."""
+    z = x.sin()
+    with lite_compiler.region(id="r"):
+        loss = F.mse_loss(z, y)
+    return loss * 3
+
+
+def mm_region_fn(x, w):
+    """The region's matmul runs as extern_kernels.mm in the generated wrapper."""
+    z = x.sin()
+    with lite_compiler.region(id="r"):
+        z = (z @ w) * 2
+    return z.cos()
+
+
+def plain_fn(x, w):
+    """No region: lite mode must be bitwise aot_eager."""
+    return (x.sin() @ w).cos() * 3
+
+
+@pytest.mark.parametrize("fn", [loss_region_fn, mm_region_fn, plain_fn], ids=lambda f: f.__name__)
+def test_the_attacked_functions_compile_bitwise_aot_eager_with_no_attack(fn):
+    """The control of every attack below: the legit path compiles, and the graph outside
+    regions is aot_eager's (plain_fn: bitwise; region functions: the region may round apart)."""
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    expected = aot_eager(fn, x, w)
+    out = compile_lite(fn)(x, w)
+    assert torch.equal(out, expected) if fn is plain_fn else torch.allclose(out, expected, atol=1e-5)
+
+
+# ---- decomp_helper: a helper a decomposition calls by global name, in torch._decomp ---------------
+
+def test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused(monkeypatch):
+    """torch._decomp.decompositions.mse_loss calls apply_loss_reduction by global name; only
+    Inductor's modules were swept, so a replacement (sum instead of mean) ran in the region. The
+    modules of the code Inductor's decomposition and lowering tables hold are swept too."""
+    import torch._decomp.decompositions as decompositions
+
+    def apply_loss_reduction(loss, reduction):
+        RAN.append(type(loss).__name__)
+        return torch.sum(loss)
+
+    monkeypatch.setattr(decompositions, "apply_loss_reduction", apply_loss_reduction)
+    violation = refused(loss_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_helper_of_a_decomposition_replaced_in_torch_decomp_is_refused.<locals>.apply_loss_reduction")
+    assert "patched into torch._decomp.decompositions:apply_loss_reduction" in violation.reason
+    # Dynamo's trace may call it for shapes (on fake tensors, as for any backend): it never
+    # computed a value.
+    assert set(RAN) <= {"FakeTensor"}
+
+
+# ---- extern_kernels: a function set on a torch-owned instance -----------------------------------
+
+def test_function_set_on_a_torch_instance_is_refused(monkeypatch):
+    """extern_kernels (a KernelNamespace instance in select_algorithm) is what the generated
+    wrapper calls for a region's matmul; the sweep read module globals and classes, not the
+    attributes of torch's instances."""
+    from torch._inductor import select_algorithm
+
+    real_mm = torch.mm
+
+    def mm(a, b, out=None):
+        RAN.append("mm")
+        return torch.add(a, b, out=out) if out is not None else a + b
+
+    monkeypatch.setattr(select_algorithm.extern_kernels, "mm", mm)
+    violation = refused(mm_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified("test_function_set_on_a_torch_instance_is_refused.<locals>.mm")
+    assert "patched into torch._inductor.select_algorithm:extern_kernels.mm" in violation.reason
+    assert RAN == [] and select_algorithm.extern_kernels.mm is mm and real_mm is torch.mm
+
+
+# ---- ops_proxy: a foreign object under a swept module's global ------------------------------------
+
+def test_foreign_object_under_an_inductor_global_is_refused_by_its_class(monkeypatch):
+    """torch._inductor.ir.ops = Proxy(): not a function, class or container, so the sweep let it
+    be; IR nodes call ops.<name> through it. Judged by its class's provenance."""
+    from torch._inductor import ir
+
+    class Proxy:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            RAN.append(name)
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(ir, "ops", Proxy(ir.ops))
+    violation = refused(mm_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_foreign_object_under_an_inductor_global_is_refused_by_its_class.<locals>.Proxy")
+    assert "patched into torch._inductor.ir:ops" in violation.reason
+    assert RAN == []
+
+
+# ---- lowering_cell: closure cells of torch's lowering wrappers ------------------------------------
+
+def cos_region_fn(x, w):
+    z = x.sin() @ w
+    with lite_compiler.region(id="r"):
+        z = z.cos() * 2
+    return z + 1
+
+
+@pytest.fixture
+def cos_lowering_cell():
+    """The ``decomp_fn`` cell of the wrapper torch's register_lowering put under aten.cos (and
+    its other overloads): set by a test, restored after it."""
+    import torch._inductor.compile_fx  # noqa: F401  (imports every lowering)
+    from torch._inductor import lowering
+
+    wrapper = lowering.lowerings[aten.cos.default]
+    cell = wrapper.__closure__[wrapper.__code__.co_freevars.index("decomp_fn")]
+    original = cell.cell_contents
+    try:
+        yield cell
+    finally:
+        cell.cell_contents = original
+
+
+def test_torch_lowering_of_another_op_in_a_lowering_wrapper_cell_is_refused(cos_lowering_cell):
+    """The table still holds torch's cos wrapper (its aten_fn record says cos); the function it
+    calls, its decomp_fn cell, is torch's lowering of sin: the region would compute sin. The
+    wrapper's functools.wraps record (__wrapped__) is what torch put in the cell."""
+    from torch._inductor import lowering
+
+    sin_wrapper = lowering.lowerings[aten.sin.default]
+    cos_lowering_cell.cell_contents = sin_wrapper.__wrapped__
+    violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == "torch._inductor.lowering:lowerings[aten.cos.default]"
+    assert "is torch's lowering of aten.sin" in violation.reason
+
+
+def test_foreign_function_in_a_lowering_wrapper_cell_is_refused_as_itself(cos_lowering_cell):
+    """Foreign code in the cell runs as itself: cells are provenance layers of torch's code."""
+    from torch._inductor import lowering
+
+    sin_inner = lowering.lowerings[aten.sin.default].__wrapped__
+
+    def cos_as_sin(*args, **kwargs):
+        RAN.append("cos_as_sin")
+        return sin_inner(*args, **kwargs)
+
+    cos_lowering_cell.cell_contents = cos_as_sin
+    violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_foreign_function_in_a_lowering_wrapper_cell_is_refused_as_itself.<locals>.cos_as_sin")
+    assert RAN == []
+
+
+def test_torch_own_tables_hold_no_rewired_or_foreign_cell():
+    """The cell checks refuse nothing of torch's own (else every region compile would fail)."""
+    import torch._inductor.compile_fx  # noqa: F401
+    from torch._inductor import lowering
+    from torch._inductor.decomposition import select_decomp_table
+
+    from lite_compiler.provenance import foreign_in_cells, lowering_moved
+
+    assert [op for op, fn in lowering.lowerings.items() if lowering_moved(op, fn)] == []
+    assert [op for op, fn in lowering.lowerings.items() if foreign_in_cells(fn)] == []
+    assert [op for op, fn in select_decomp_table().items() if foreign_in_cells(fn)] == []
+    # The record is there to be read: most wrappers of the table were made by functools.wraps.
+    assert sum(hasattr(fn, "__wrapped__") for fn in lowering.lowerings.values()) > 0.8 * len(lowering.lowerings)
+
+
+# ---- fx_codegen: the code that runs is the code of the checked graph ----------------------------
+
+def _forward_from_other_source(monkeypatch):
+    """torch.fx compiles a GraphModule's forward from its graph's source: compile other source
+    (every aten.mul.Tensor becomes aten.add.Tensor) while the graph stays the checked one.
+    During a compile Dynamo puts its own wrapper there, around the function it imported
+    (convert_frame.original_forward_from_src): both are replaced."""
+    import torch._dynamo.convert_frame as convert_frame
+    import torch.fx.graph_module as graph_module
+
+    original = graph_module._forward_from_src
+
+    def _forward_from_src(src, globals, co_fields=None):
+        if "aten.mul.Tensor" in src:
+            RAN.append("_forward_from_src")
+            src = src.replace("aten.mul.Tensor", "aten.add.Tensor")
+        return original(src, globals, co_fields)
+
+    monkeypatch.setattr(graph_module, "_forward_from_src", _forward_from_src)
+    monkeypatch.setattr(convert_frame, "original_forward_from_src", _forward_from_src)
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_forward_compiled_from_other_source_than_the_checked_graph_is_refused(monkeypatch, training):
+    """The graphs outside regions are checked node by node up to the hand-over to boxed_nop;
+    the forward torch.fx compiles for it there must be the graph's own code."""
+    x, w = torch.randn(8, 8, requires_grad=training), torch.randn(8, 8)
+    _forward_from_other_source(monkeypatch)
+    violation = refused(plain_fn, x, w)
+    assert RAN  # the attack ran: the forward was compiled from the rewritten source
+    assert violation.kind == "effect"
+    assert "is not the code of the checked graph" in str(violation)
+
+
+# ---- cache_poison: the region's module loaded from Inductor's code cache --------------------------
+
+POISON = f'''
+_lite_guard_real_call = call
+
+
+def call(args):
+    import sys
+    sys.modules[{HERE!r}].RAN.append("poisoned call")
+    return tuple(out * 2 for out in _lite_guard_real_call(args))
+'''
+
+
+def test_region_module_planted_in_the_code_cache_is_refused():
+    """Inductor writes a region's wrapper module under the hash of its source and loads whatever
+    file is there (it never overwrites one): a module planted under the name the next compile's
+    source hashes to (this one's, with the next AOT ID) ran as the region. The loaded file must
+    hash to its key, and the code that runs must be compiled from it. (The shared cache is used,
+    a fresh one would compile C++ for a minute: shapes of this test's own keep the file apart,
+    and it is removed.)"""
+    import os
+    import re
+
+    from torch._inductor.codecache import get_hash, get_path
+
+    x, w = torch.randn(5, 7), torch.randn(7, 7)
+    clean = compile_lite(cos_region_fn)(x, w)
+    (source,) = lite_compiler.last_ledger().region_code.values()
+    aot_id = int(re.search(r"# AOT ID: \['(\d+)_inference'\]", source).group(1))
+    predicted = source.replace(f"['{aot_id}_inference']", f"['{aot_id + 1}_inference']", 1)
+    path = get_path(get_hash(predicted.strip()), "py")[2]
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(predicted + POISON)
+        violation = refused(cos_region_fn, x, w)
+    finally:
+        os.remove(path)
+    assert violation.kind == "effect"
+    assert "does not hash to its key" in str(violation) and path in str(violation)
+    assert RAN == []
+    assert torch.equal(compile_lite(cos_region_fn)(x, w), clean)
+
+
+# ---- cxx_wrapper: the C++ compiler a region's kernels are built with ------------------------------
+
+def test_compiler_wrapper_that_turns_on_fast_math_is_refused_before_it_builds(tmp_path):
+    """``CXX`` (read into cpp.cxx, a neutral key) may name a wrapper that adds -ffast-math to
+    whatever Inductor asks for: the command line Inductor builds shows nothing. The compiler is
+    asked, with Inductor's own math flags, what it would compile under (its predefined macros:
+    __FAST_MATH__, __FINITE_MATH_ONLY__, __NO_MATH_ERRNO__)."""
+    import shutil
+
+    wrapper, calls = tmp_path / "g++-fast", tmp_path / "calls"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec {shutil.which("g++")} "$@" -ffast-math\n')
+    wrapper.chmod(0o755)
+    with torch._inductor.config.patch({"cpp.cxx": (None, str(wrapper))}):
+        violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.kind == "effect"
+    assert "__FAST_MATH__" in str(violation) and str(wrapper) in str(violation)
+    # It was asked what it would compile under (-dM -E), and built no kernel.
+    asked = calls.read_text().splitlines()
+    assert any("-dM" in line for line in asked)
+    assert all("-dM" in line or line.strip() == "--version" for line in asked), asked
+
+
+# ---- aot_compiler_swap, dynamo_prepass: wrappers on the path from Dynamo to the lite compiler ------
+
+def _mul_to_add(gm):
+    RAN.append("rewrite")
+    for node in gm.graph.nodes:
+        if node.target in (aten.mul.Tensor, torch.mul) or getattr(node.target, "__name__", "") == "mul":
+            node.target = aten.add.Tensor if node.op == "call_function" and isinstance(
+                node.target, torch._ops.OpOverload) else torch.add
+    gm.recompile()
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_wrapper_around_aot_module_simplified_is_refused_as_itself(monkeypatch, training):
+    """torch's AotAutograd object calls aot_module_simplified by global name; a wrapper there
+    hands the lite compiler's fw/inference compiler a rewritten graph (the entry check takes
+    what it is handed as AOTAutograd's graph). Code standing on the path from Dynamo to the
+    lite compiler in a torch place (a torch module's global, a torch class's method) runs as
+    itself."""
+    import torch._dynamo.backends.common as common
+
+    original = common.aot_module_simplified
+
+    def aot_module_simplified(gm, example_inputs, **kwargs):
+        for key in ("fw_compiler", "inference_compiler"):
+            inner = kwargs[key]
+
+            def rewriting(graph, inputs, inner=inner):
+                _mul_to_add(graph)
+                return inner(graph, inputs)
+
+            kwargs[key] = rewriting
+        return original(gm, example_inputs, **kwargs)
+
+    monkeypatch.setattr(common, "aot_module_simplified", aot_module_simplified)
+    violation = refused(plain_fn, torch.randn(8, 8, requires_grad=training), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_wrapper_around_aot_module_simplified_is_refused_as_itself.<locals>.aot_module_simplified")
+    assert "torch._dynamo.backends.common:aot_module_simplified" in violation.reason
+    assert RAN == ["rewrite"]  # it rewrote the graph it was handed; nothing compiled from it ran
+
+
+def test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself(monkeypatch):
+    """Dynamo calls every backend through WrapBackendDebug.__call__: a patch there rewrites
+    Dynamo's graph (the reference of lite and aot_eager alike) before the lite backend sees it."""
+    from torch._dynamo.repro.after_dynamo import WrapBackendDebug
+
+    original = WrapBackendDebug.__call__
+
+    def __call__(self, gm, example_inputs, **kwargs):
+        _mul_to_add(gm)
+        return original(self, gm, example_inputs, **kwargs)
+
+    monkeypatch.setattr(WrapBackendDebug, "__call__", __call__)
+    violation = refused(plain_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself.<locals>.__call__")
+    assert "torch._dynamo.repro.after_dynamo:WrapBackendDebug.__call__" in violation.reason
+
+
+def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(monkeypatch):
+    """A patched step of AOTAutograd's inference path that rewrites the graph and returns before
+    the lite compiler is called (graph_compile._log_inference_graph) is not on the call path;
+    the inference trace is probed as the partitioner's output is: aot_eager runs the same steps
+    (they change it alike), so the change is reported, never silent."""
+    import warnings
+
+    import torch._functorch._aot_autograd.graph_compile as graph_compile
+
+    from lite_compiler.errors import LiteGuardReport
+
+    original = graph_compile._log_inference_graph
+
+    def _log_inference_graph(fw_module, aot_config):
+        _mul_to_add(fw_module)
+        return original(fw_module, aot_config)
+
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LiteGuardReport)  # the control reports nothing
+        compile_lite(plain_fn)(x, w)
+    monkeypatch.setattr(graph_compile, "_log_inference_graph", _log_inference_graph)
+    with pytest.warns(LiteGuardReport, match="AOTAutograd's inference trace"):
+        compile_lite(plain_fn)(x, w)
+    (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
+    assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
+    assert RAN == ["rewrite"]
+
+
+def test_object_of_a_library_class_under_an_inductor_global_is_an_import(monkeypatch, tmp_path):
+    """On GPU, Inductor's modules hold Triton's JITFunction objects (a library's class, at its
+    module's top level, extending nothing of torch's): such an object is that library's, as a
+    library's class is an import to the sweep; the same object of a local class is refused."""
+    from torch._inductor import ir
+
+    (tmp_path / "kernel_library.py").write_text(
+        "class JITFunction:\n    def __init__(self, fn):\n        self.fn = fn\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "kernel_library", raising=False)  # gone again after the test
+    import kernel_library
+
+    monkeypatch.setattr(ir, "library_kernel", kernel_library.JITFunction(ir.ops), raising=False)
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    assert torch.allclose(compile_lite(mm_region_fn)(x, w), aot_eager(mm_region_fn, x, w), atol=1e-5)
+
+    class JITFunction(kernel_library.JITFunction):
+        pass
+
+    monkeypatch.setattr(ir, "library_kernel", JITFunction(ir.ops))
+    violation = refused(mm_region_fn, x, w)
+    assert violation.pass_name == qualified(
+        "test_object_of_a_library_class_under_an_inductor_global_is_an_import.<locals>.JITFunction")
+
+
+def test_forward_compiled_with_torch_fx_profiler_records_is_not_refused():
+    """With torch.fx's enrich_profiler_metadata, torch puts a profiler record named after a hash
+    into the forward's source before compiling it: the same code, not a change."""
+    from torch.fx.experimental import _config as fx_experimental_config
+
+    x, w = torch.randn(8, 8, requires_grad=True), torch.randn(8, 8)
+    with fx_experimental_config.patch(enrich_profiler_metadata=True):
+        out = compile_lite(plain_fn)(x, w)
+        out.sum().backward()
+    assert torch.equal(out, aot_eager(plain_fn, x, w))
