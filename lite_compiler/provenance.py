@@ -127,8 +127,9 @@ def _foreign(obj: Any) -> str | None:
         else:
             known = _code_identity(layer)
             if known is None and callable(layer) and not _is_builtin(layer):
-                # A callable object: the code that runs is its class's __call__.
-                found = _foreign_class(type(layer))
+                # A callable object: the code that runs is its class's __call__; a trusted
+                # wrapper's (an lru_cache) is the code it wraps, the next layers.
+                found = None if _trusted_class(type(layer)) else _foreign_class(type(layer))
             else:
                 found = None if known is None or (_file_in_torch(known[0]) and _runs_in_its_module(layer)) \
                     or known[0].startswith(_OWN_DIR) else known[1]  # the guard's own wrappers
@@ -476,6 +477,11 @@ def _foreign_value(attr: str, value: Any) -> Any:
         return None
     cls = type(value)
     if _trusted_class(cls):
+        inner = next((layer for layer in _layers(value) if type(layer) is types.FunctionType), None)
+        home = sys.modules.get(getattr(inner, "__module__", None) or "")
+        if home is not None and vars(home).get(attr) is value:
+            return None  # another package's cached function under its own name (Triton's
+            # lru_cache'd triton_key, which Inductor imports on GPU): an import
         for layer in _layers(value):  # what a partial, a bound method or a cache wrapper runs
             if type(layer) is types.FunctionType and _foreign_function(layer.__name__, layer):
                 return value

@@ -423,6 +423,34 @@ def test_object_of_a_library_class_under_an_inductor_global_is_an_import(monkeyp
         "test_object_of_a_library_class_under_an_inductor_global_is_an_import.<locals>.JITFunction")
 
 
+def test_a_librarys_cached_function_under_an_inductor_global_is_an_import(monkeypatch, tmp_path):
+    """On GPU, Inductor imports Triton's ``triton_key``, an ``lru_cache`` wrapper of a Triton
+    function: the wrapper its own module holds under that name is an import, not a patch; the
+    same cache wrapped around a local function under that name is refused."""
+    import functools
+
+    from torch._inductor import ir
+
+    (tmp_path / "cache_library.py").write_text(
+        "import functools\n\n\n@functools.lru_cache(None)\ndef library_key():\n    return 'v1'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "cache_library", raising=False)  # gone again after the test
+    import cache_library
+
+    monkeypatch.setattr(ir, "library_key", cache_library.library_key, raising=False)
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    assert torch.allclose(compile_lite(mm_region_fn)(x, w), aot_eager(mm_region_fn, x, w), atol=1e-5)
+
+    @functools.lru_cache(None)
+    def library_key():
+        return "v2"
+
+    monkeypatch.setattr(ir, "library_key", library_key)
+    violation = refused(mm_region_fn, x, w)
+    assert violation.pass_name == qualified(
+        "test_a_librarys_cached_function_under_an_inductor_global_is_an_import.<locals>.library_key")
+
+
 def test_forward_compiled_with_torch_fx_profiler_records_is_not_refused():
     """With torch.fx's enrich_profiler_metadata, torch puts a profiler record named after a hash
     into the forward's source before compiling it: the same code, not a change."""
