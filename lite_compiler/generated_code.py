@@ -115,6 +115,27 @@ def _code_named(module_code: types.CodeType, qualname: str) -> types.CodeType | 
     return None
 
 
+def _foreign_wrapper(runs: Any, function: Any) -> str | None:
+    """What a callable standing in for the region module's checked ``call`` runs besides it:
+    torch's own wrapper (input realignment, CUDA graphs: a closure compiled in torch) holds that
+    call in a cell, which is the checked code, not foreign; any other code is named."""
+    from lite_compiler.provenance import _cell_values, compiled_in_torch, foreign_identity
+
+    inner = getattr(runs, "__func__", runs)
+    if inner is function:
+        return None
+    code = getattr(inner, "__code__", None)
+    if not isinstance(code, types.CodeType) or not compiled_in_torch(code):
+        return foreign_identity(runs) or f"{type(runs).__module__}:{type(runs).__qualname__}"
+    for value in _cell_values(inner):
+        if getattr(value, "__func__", value) is function or not callable(value):
+            continue
+        found = foreign_identity(value)
+        if found is not None:
+            return found
+    return None
+
+
 def check_region_module(compiled: Any, region_graph: str) -> None:
     """A region's compiled module is loaded from Inductor's code cache, where it is filed under
     the hash of the source generated in this process (``PyCodeCache.write``), and a file already
@@ -125,8 +146,6 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
     if not guard.enforcing():
         return
     from torch._inductor.codecache import get_hash, get_path
-
-    from lite_compiler.provenance import foreign_identity, foreign_in_cells
 
     key, source = getattr(compiled, "cache_key", None), getattr(compiled, "source_code", None)
     runs = getattr(compiled, "current_callable", None)
@@ -148,8 +167,7 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
     expected = _code_named(compile(source, path, "exec", dont_inherit=True), code.co_qualname) \
         if isinstance(code, types.CodeType) else None
     differs = "no such function" if expected is None else _code_differs(code, expected)
-    if differs is None and getattr(runs, "__func__", runs) is not function \
-            and (foreign_identity(runs) is not None or foreign_in_cells(runs) is not None):
+    if differs is None and _foreign_wrapper(runs, function) is not None:
         differs = "the callable in its place (not torch's wrapper)"
     if differs is not None:
         guard.refuse_effect("lowering", (

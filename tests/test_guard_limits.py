@@ -461,3 +461,29 @@ def test_forward_compiled_with_torch_fx_profiler_records_is_not_refused():
         out = compile_lite(plain_fn)(x, w)
         out.sum().backward()
     assert torch.equal(out, aot_eager(plain_fn, x, w))
+
+
+def test_torchs_realigning_wrapper_of_the_region_call_passes_and_others_are_named():
+    """On GPU, Inductor hands back its input-realignment closure (torch's code) around the
+    region module's call, holding that call in a cell: the checked code, not foreign. A wrapper
+    compiled outside torch, or torch's closure around other foreign code, is named."""
+    from torch._inductor.utils import align_inputs_from_check_idxs
+    from torch.utils._ordered_set import OrderedSet
+
+    from lite_compiler.generated_code import _foreign_wrapper
+
+    class Runner:  # stands for the region module's Runner (generated, outside torch)
+        def call(self, args):
+            return args
+
+    def other(args):
+        return args
+
+    runner = Runner()
+    function = Runner.call
+    assert _foreign_wrapper(runner.call, function) is None
+    assert _foreign_wrapper(align_inputs_from_check_idxs(runner.call, [0], OrderedSet()), function) is None
+    assert _foreign_wrapper(align_inputs_from_check_idxs(other, [0], OrderedSet()), function) == qualified(
+        "test_torchs_realigning_wrapper_of_the_region_call_passes_and_others_are_named.<locals>.other")
+    assert _foreign_wrapper(lambda args: runner.call(args), function) == qualified(
+        "test_torchs_realigning_wrapper_of_the_region_call_passes_and_others_are_named.<locals>.<lambda>")
