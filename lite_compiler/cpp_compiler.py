@@ -19,17 +19,42 @@ from typing import Any
 from lite_compiler import guard
 
 # What the compiler predefines when a flag relaxes IEEE semantics (GCC's and Clang's manuals,
-# "Common Predefined Macros"): the effect, whatever flag or wrapper caused it.
-_RELAXED_MATH = {"__FAST_MATH__": "fast math", "__FINITE_MATH_ONLY__": "finite math only",
-                 "__NO_MATH_ERRNO__": "no math errno", "__NO_SIGNED_ZEROS__": "no signed zeros",
-                 "__ASSOCIATIVE_MATH__": "reassociation", "__RECIPROCAL_MATH__": "reciprocals"}
+# "Common Predefined Macros"): the effect, whatever flag or wrapper caused it; with the options
+# that turn it on and off (umbrellas included: -ffast-math, -funsafe-math-optimizations), so a
+# relaxation Inductor's own flags ask for (torch 2.11 passes -fno-math-errno; its config decides,
+# and the registry governs that config) is Inductor's, and only one they do not ask for counts.
+_FAST = ("-ffast-math",)
+_UNSAFE = ("-funsafe-math-optimizations",)
+_RELAXED_MATH = {
+    "__FAST_MATH__": ("fast math", _FAST, ("-fno-fast-math",)),
+    "__FINITE_MATH_ONLY__": ("finite math only", ("-ffinite-math-only", *_FAST), ("-fno-finite-math-only",)),
+    "__NO_MATH_ERRNO__": ("no math errno", ("-fno-math-errno", *_FAST), ("-fmath-errno",)),
+    "__NO_SIGNED_ZEROS__": ("no signed zeros", ("-fno-signed-zeros", *_UNSAFE, *_FAST),
+                            ("-fsigned-zeros", "-fno-unsafe-math-optimizations")),
+    "__ASSOCIATIVE_MATH__": ("reassociation", ("-fassociative-math", *_UNSAFE, *_FAST),
+                             ("-fno-associative-math", "-fno-unsafe-math-optimizations")),
+    "__RECIPROCAL_MATH__": ("reciprocals", ("-freciprocal-math", *_UNSAFE, *_FAST),
+                            ("-fno-reciprocal-math", "-fno-unsafe-math-optimizations")),
+}
+
+
+def _asked_for(flags: list[str], on: tuple[str, ...], off: tuple[str, ...]) -> bool:
+    """Whether ``flags`` turn the relaxation on (the last of its on and off options wins)."""
+    last = None
+    for flag in flags:
+        if flag in on:
+            last = True
+        elif flag in off:
+            last = False
+    return bool(last)
+
 
 _VERDICTS: dict[tuple[Any, ...], str | None] = {}
 
 
 def _relaxed(compiler: str, flags: list[str]) -> str | None:
-    """What the compiler's predefined macros say it relaxes under ``flags`` (None: nothing),
-    or why it could not be asked."""
+    """What the compiler's predefined macros say it relaxes under ``flags`` beyond what
+    ``flags`` ask for (None: nothing), or why it could not be asked."""
     found = shutil.which(compiler) or compiler
     try:
         stat = os.stat(found)
@@ -51,8 +76,8 @@ def _relaxed(compiler: str, flags: list[str]) -> str | None:
         parts = line.split(maxsplit=2)
         if len(parts) >= 2 and parts[0] == "#define":
             defined[parts[1]] = parts[2] if len(parts) > 2 else ""
-    relaxed = [f"{macro} ({what})" for macro, what in _RELAXED_MATH.items()
-               if macro in defined and defined[macro] != "0"]
+    relaxed = [f"{macro} ({what})" for macro, (what, on, off) in _RELAXED_MATH.items()
+               if macro in defined and defined[macro] != "0" and not _asked_for(flags, on, off)]
     _VERDICTS[key] = ", ".join(relaxed) or None
     return _VERDICTS[key]
 

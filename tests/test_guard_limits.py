@@ -310,6 +310,23 @@ def test_compiler_wrapper_that_turns_on_fast_math_is_refused_before_it_builds(tm
     assert all("-dM" in line or line.strip() == "--version" for line in asked), asked
 
 
+def test_a_relaxation_inductors_own_flags_ask_for_is_inductors_and_one_a_wrapper_adds_is_not(tmp_path):
+    """torch 2.11's Inductor passes -fno-math-errno itself (2.13 passes -fmath-errno): what its
+    own flags ask for is its own (its config decides it), so the compiler check counts only a
+    relaxation the flags do not ask for, as from a wrapper that adds -fno-math-errno."""
+    import shutil
+
+    from lite_compiler.cpp_compiler import _relaxed
+
+    compiler = shutil.which("g++")
+    flags = ["-fno-trapping-math", "-fno-finite-math-only", "-ffp-contract=off"]
+    assert _relaxed(compiler, [*flags, "-fno-math-errno"]) is None
+    wrapper = tmp_path / "g++-errno"
+    wrapper.write_text(f'#!/bin/sh\nexec {compiler} "$@" -fno-math-errno\n')
+    wrapper.chmod(0o755)
+    assert _relaxed(str(wrapper), [*flags, "-fmath-errno"]) == "__NO_MATH_ERRNO__ (no math errno)"
+
+
 # ---- aot_compiler_swap, dynamo_prepass: wrappers on the path from Dynamo to the lite compiler ------
 
 def _mul_to_add(gm):
