@@ -1,0 +1,95 @@
+"""Hostile inputs of round 9: characters that Python counts as line ends and TOML does not
+(U+2028, U+0085), names no TOML file can hold (a lone surrogate), and files saved with a
+byte-order mark, through the finding's one-line hint, ``check --fix`` and the registry loader.
+Real files, the real CLI (helpers of tests/test_hostile.py)."""
+
+from __future__ import annotations
+
+import tomllib
+
+from test_hostile import REAL_FINDING, VOCABULARY, hostile_tree, lite_guard
+
+OBSERVER = "from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n"
+BOM = b"\xef\xbb\xbf"
+
+
+def _observed(name: str) -> str:
+    """A file that runs one observed pass named ``name`` (the literal as Python writes it)."""
+    return OBSERVER + f"with GraphTransformObserver(gm, {name!r}):\n    pass\n"
+
+
+def _entry(name: str, lite: str = "never", why: str = "checked by hand") -> str:
+    return (f'[[pass]]\nname = "{name}"\nstage = "post_grad"\nlite = "{lite}"\nkind = "function"\n'
+            f'why = "{why}"\n')
+
+
+# ---- the one-line hint ------------------------------------------------------------------------
+
+def test_a_pass_name_holding_line_separators_keeps_its_whole_name_in_the_hint(tmp_path):
+    """tomlkit writes U+0085 and U+2028 raw inside a TOML string; the hint was folded onto the
+    finding's line with str.splitlines(), which cuts there: the name to register was
+    "obs:a", and a stray '", ' field followed."""
+    root = hostile_tree(tmp_path, {"obs.py": _observed("a\x85b\u2028c")})
+    result = lite_guard("check", "--no-project", "--no-cache", "--registry", str(VOCABULARY), ".",
+                        cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert REAL_FINDING.search(result.stdout), result.stdout
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("obs.py:")]
+    assert line == ("obs.py:2:33 LG001 graph pass 'obs:a\\x85b\\u2028c' (GraphTransformObserver) is"
+                    ' not in any registry; register it: [[pass]] name = "obs:a\\x85b\\u2028c",'
+                    ' stage = "post_grad", lite = "never", kind = "observer"')
+
+
+# ---- check --fix --------------------------------------------------------------------------------
+
+def test_fix_leaves_out_a_name_with_a_lone_surrogate_and_writes_the_others(tmp_path):
+    """A "\\ud800" in the code is a lone surrogate in the pass's name; UTF-8 (and TOML) cannot
+    hold it, and --fix died writing the registry: UnicodeEncodeError, a traceback, nothing
+    written. Now that name is left out with one line and stays a finding."""
+    source = OBSERVER + 'with GraphTransformObserver(gm, "a\\ud800b"):\n    pass\n'
+    root = hostile_tree(tmp_path, {"obs.py": source})
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\nregistries = ["passes.toml"]\n')
+    (root / "passes.toml").write_text("# this project's passes\n")
+    result = lite_guard("check", "--fix", ".", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert ("lite_guard check --fix: not written: 'obs:a\\ud800b' holds a lone surrogate (an"
+            " undecodable byte of a file name, or a \\ud800-style escape), which no TOML registry"
+            " can hold; rename it") in result.stderr.splitlines()
+    written = tomllib.loads((root / "passes.toml").read_text())
+    assert [entry["name"] for entry in written["pass"]] == ["real_pass:MyPass"]
+    assert result.stdout.splitlines()[-1] == (
+        "obs.py:2:33 LG001 graph pass 'obs:a\\ud800b' (GraphTransformObserver) is not in any"
+        ' registry; register it: [[pass]] name = "obs:a\\ud800b", stage = "post_grad", lite ='
+        ' "never", kind = "observer"')
+
+
+def test_fix_with_a_pyproject_saved_with_a_bom_lists_the_new_registry(tmp_path):
+    """check reads a pyproject.toml that starts with a UTF-8 BOM; --fix handed it to tomlkit as
+    is ("Empty key at line 1 col 0", a traceback) after creating the registry, which stayed
+    behind, unlisted. Now the registry is listed and the BOM kept."""
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_bytes(BOM + b'[tool.lite_guard]\npaths = ["."]\n')
+    result = lite_guard("check", "--fix", cwd=root)
+    assert result.returncode == 1, result.stderr  # the placeholder why is reported until replaced
+    assert "lite_guard check --fix: listed lite_guard_registry.toml in [tool.lite_guard] registries" \
+        in result.stderr.splitlines(), result.stderr
+    data = (root / "pyproject.toml").read_bytes()
+    assert data.startswith(BOM)
+    assert tomllib.loads(data[3:].decode())["tool"]["lite_guard"]["registries"] == [
+        "lite_guard_registry.toml"]
+    assert [e["name"] for e in tomllib.loads((root / "lite_guard_registry.toml").read_text())["pass"]] \
+        == ["real_pass:MyPass"]
+
+
+def test_fix_into_a_project_registry_saved_with_a_bom_appends_to_it(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\nregistries = ["passes.toml"]\n')
+    (root / "passes.toml").write_bytes(BOM + _entry("proj.passes:kept").encode())
+    result = lite_guard("check", "--fix", ".", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert f"lite_guard check --fix: added to {root}/passes.toml: 1 fail-closed entry (pass" \
+        " real_pass:MyPass)" in result.stderr.splitlines(), result.stderr
+    data = (root / "passes.toml").read_bytes()
+    assert data.startswith(BOM)
+    assert [e["name"] for e in tomllib.loads(data[3:].decode())["pass"]] == [
+        "proj.passes:kept", "real_pass:MyPass"]
