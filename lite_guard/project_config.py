@@ -50,7 +50,7 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     if held is not None and held[0] == text:  # the same text: the same settings (every compile asks)
         return held[1]
     data = loads_toml(pyproject, text)
-    lines = text.splitlines()
+    lines = text.split("\n")  # as TOML counts lines (splitlines also cuts at U+2028, U+0085)
     tool = data.get("tool", {})
     section = tool.get("lite_guard", {}) if isinstance(tool, dict) else None
     if not isinstance(section, dict):

@@ -457,7 +457,7 @@ def registry_paths(
 
 # Patterns as text: re compiles (and caches) them at their first use, i.e. only when a file is
 # parsed; a registry read from the cache never pays for them.
-_TABLE_HEADER = r"^\s*\[\[\s*(pass|config|pipeline|base)\s*\]\]"
+_TABLE_HEADER = r"^[ \t]*\[\[[ \t]*(pass|config|pipeline|base)[ \t]*\]\]"
 # A registry is a few hundred KB; anything far larger is not one (and must not fill memory).
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
@@ -505,8 +505,10 @@ def parse_registry_file(path: Path) -> ParsedFile:
                             " path at a regular UTF-8 TOML file") from None
     data = loads_toml(path, text)
 
-    text_lines = text.splitlines()  # split once; every line lookup below shares it
-    lines = _entry_lines(text_lines)
+    # Split once, as TOML counts lines ("\n" only: str.splitlines() also splits at a U+2028,
+    # U+0085 or form feed that a string or comment may hold, and every later line would be off).
+    text_lines = text.split("\n")
+    lines = _entry_lines(text)
     unknown_tables = set(data) - {*_TABLES, "meta"}
     if unknown_tables:
         table = sorted(unknown_tables)[0]
@@ -535,12 +537,26 @@ def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str],
     return value
 
 
-def _entry_lines(lines: Sequence[str]) -> dict[str, list[int]]:
+# What may hold a "[[pass]]" line that is no header: multi-line strings (whose closing quotes
+# may be followed by up to two more), and the strings and comments that could open one falsely.
+_TOML_TEXT = (r'"""(?:\\.|[^\\])*?"{3,5}|\'\'\'.*?\'{3,5}|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*')
+
+
+def _entry_lines(text: str) -> dict[str, list[int]]:
+    """The line of each ``[[table]]`` header, in order; a header-like line inside a multi-line
+    string is text, not a header (tomllib has already accepted the file)."""
     found: dict[str, list[int]] = {table: [] for table in _TABLES}
-    for number, line in enumerate(lines, start=1):
-        match = re.match(_TABLE_HEADER, line)
-        if match:
-            found[match.group(1)].append(number)
+    inside = [m.span() for m in re.finditer(_TOML_TEXT, text, re.S) if m.group()[:3] in ('"""', "'''")]
+    span, line, counted = 0, 1, 0
+    for match in re.finditer(_TABLE_HEADER, text, re.M):
+        start = match.start()
+        while span < len(inside) and inside[span][1] <= start:
+            span += 1
+        if span < len(inside) and inside[span][0] < start:
+            continue
+        line += text.count("\n", counted, start)
+        counted = start
+        found[match.group(1)].append(line)
     return found
 
 
@@ -559,7 +575,8 @@ def _field_pattern(field_name: str) -> re.Pattern[str]:
 def _field_line(lines: Sequence[str], entry_line: int, field_name: str) -> int:
     """Line of ``field =`` inside the entry that starts at entry_line (or the header line).
 
-    ``lines`` is the file split once (``str.splitlines``), shared by every lookup in the file.
+    ``lines`` is the file split once (at "\\n", as TOML counts lines), shared by every lookup
+    in the file.
     """
     pattern = _field_pattern(field_name)
     for index in range(entry_line, len(lines)):

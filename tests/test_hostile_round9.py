@@ -93,3 +93,45 @@ def test_fix_into_a_project_registry_saved_with_a_bom_appends_to_it(tmp_path):
     assert data.startswith(BOM)
     assert [e["name"] for e in tomllib.loads(data[3:].decode())["pass"]] == [
         "proj.passes:kept", "real_pass:MyPass"]
+
+
+# ---- the registry loader: lines as TOML counts them -------------------------------------------
+
+def test_a_line_separator_in_a_registry_string_does_not_shift_later_error_lines(tmp_path):
+    """Lines were counted with str.splitlines(): a U+2028 and a U+0085 inside a ``why`` made
+    every later error point two lines too far."""
+    root = hostile_tree(tmp_path)
+    (root / "reg.toml").write_text(_entry("proj.p:a", why="one\u2028two\x85three") + "\n"
+                                   + _entry("proj.p:b", lite="bogus"))
+    result = lite_guard("registry", "list", "--no-project", "--registry", "reg.toml", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == ("lite_guard: reg.toml:11: unknown lite 'bogus'; expected one of: never,"
+                             " always, region\n")
+
+
+def test_a_header_line_inside_a_multiline_string_is_text_not_an_entry(tmp_path):
+    """A ``why = \"\"\"...\"\"\"`` whose text has a ``[[pass]]`` line is valid TOML with one entry;
+    the loader counted header lines and refused it: "'pass' must be an array of tables"."""
+    root = hostile_tree(tmp_path)
+    (root / "reg.toml").write_text(_entry("proj.p:a", why="x").replace(
+        'why = "x"', 'why = """\n[[pass]]\nsee above\n"""') + "\n" + _entry("proj.p:b", lite="nope"))
+    result = lite_guard("registry", "list", "--no-project", "--registry", "reg.toml", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == ("lite_guard: reg.toml:14: unknown lite 'nope'; expected one of: never,"
+                             " always, region\n")
+    (root / "reg.toml").write_text(_entry("proj.p:a", why="x").replace(
+        'why = "x"', "why = '''\n[[pass]]'''"))
+    listed = lite_guard("registry", "show", "--no-project", "--registry", "reg.toml", "proj.p:a",
+                        cwd=root)
+    assert listed.returncode == 0, listed.stderr
+    assert "proj.p:a" in listed.stdout
+
+
+def test_a_line_separator_in_pyproject_does_not_shift_its_error_line(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text('[project]\ndescription = "a\u2028b\x85c"\n'
+                                         "[tool.lite_guard]\npaths = 3\n")
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == (f"lite_guard: {root}/pyproject.toml:4: [tool.lite_guard] paths must be"
+                             " a list of paths (strings)\n")
