@@ -246,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
                   " paths); registries validated only", file=sys.stderr)
 
     report = None
+    paths = list(dict.fromkeys(paths))  # a path named twice (or 100,000 times) is one path
     if paths:
         from lint_rules.cache import Cache
         from lint_rules.engine import lint_paths
