@@ -419,7 +419,8 @@ class Registry:
         digest = hashlib.sha256()
         for path in self.files:
             data = self._file_bytes.get(path, b"")
-            digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0")
+            # fsencode: a file name may hold any byte (kept as a surrogate escape in str)
+            digest.update(os.fsencode(str(path)) + b"\0" + str(len(data)).encode() + b"\0")
             digest.update(data)
         return digest.hexdigest()
 

@@ -191,3 +191,21 @@ def test_a_usage_error_echoes_the_argument_escaped(tmp_path):
     assert result.returncode == 2
     assert result.stderr == ("lite_guard check: error: argument --torch-version: not a version:"
                              " '\\x1b[2J\\nforged' (write e.g. 2.13.0) (see 'lite_guard check --help')\n")
+
+
+def test_a_registry_whose_file_name_is_not_utf8_is_used_not_a_traceback(tmp_path):
+    """The registry's content hash (the lint cache's key) encoded each file name as UTF-8: a
+    registry named with an undecodable byte was a UnicodeEncodeError traceback, nothing linted."""
+    import os
+
+    root = hostile_tree(tmp_path)
+    name = b"reg\xff\x1b[2J.toml"
+    with open(os.path.join(os.fsencode(root), name), "w") as handle:
+        handle.write(_entry("proj.p:a", why="TODO: say why this pass is (or is not) safe in lite mode"))
+    result = lite_guard("check", "--no-project", "--registry", os.fsdecode(name), "real_pass.py",
+                        cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "reg\\udcff\\x1b[2J.toml:1: pass 'proj.p:a' still has the placeholder why written by --fix;"
+        " decide its lite flag and replace the why with the reason")
+    assert REAL_FINDING.search(result.stdout), result.stdout
