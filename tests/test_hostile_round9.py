@@ -209,3 +209,32 @@ def test_a_registry_whose_file_name_is_not_utf8_is_used_not_a_traceback(tmp_path
         "reg\\udcff\\x1b[2J.toml:1: pass 'proj.p:a' still has the placeholder why written by --fix;"
         " decide its lite flag and replace the why with the reason")
     assert REAL_FINDING.search(result.stdout), result.stdout
+
+
+# ---- the lint cache ----------------------------------------------------------------------------
+
+def test_a_huge_planted_run_record_is_refused_in_bounded_memory(tmp_path):
+    """A run record is checked by its MAC; it was read whole first, and split (a copy), so a
+    record grown to 300 MB (under the 512 MiB limit) cost about 900 MB of memory to refuse. Now
+    the MAC is computed over chunks before anything is kept."""
+    import os
+    import subprocess
+    import sys
+
+    root = hostile_tree(tmp_path)
+    assert lite_guard("check", "--no-project", ".", cwd=root).returncode == 1
+    (record,) = (tmp_path / "cache" / "lint-v3").glob("run-*.json")
+    os.truncate(record, 300 << 20)  # sparse: no disk used
+    measure = ("import resource, subprocess, sys\n"
+               "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+               "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "print(done.stdout + done.stderr, end='')\n")
+    result = subprocess.run([sys.executable, "-c", measure, os.path.join(os.path.dirname(sys.executable),
+                             "lite_guard"), "check", "--no-project", "."], cwd=root, capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
+    status, peak_kb = map(int, result.stdout.splitlines()[0].split())
+    assert status == 1, result.stdout
+    assert REAL_FINDING.search(result.stdout), result.stdout
+    assert ("lite_guard check: note: the lint cache's record of this run failed verification and was"
+            " ignored; the files were linted again") in result.stdout.splitlines()
+    assert peak_kb < 250 << 10, f"{peak_kb} KB"
