@@ -718,6 +718,14 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
         raise RegistryError(path, _field_line(lines, line, "region"),
                             f"region policy {region!r} of '{key}' must be \"forced\", \"free\" or"
                             " a list of the values a region may set")
+    for field_name, values in (("lite_value", [raw.get("lite_value")]),
+                               ("region", region if isinstance(region, list) else [])):
+        odd = next((v for v in values if _non_finite(v)), None)
+        if odd is not None:
+            raise RegistryError(path, _field_line(lines, line, field_name),
+                                f"config '{key}': {field_name} holds {odd!r}: nan and inf are no"
+                                " value lite mode can force or compare (nan equals nothing, and"
+                                " JSON, which lite-config prints, has neither); write a finite number")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
     _check_torch_spec(path, torch_spec, line, lines)
     return ConfigEntry(
@@ -726,6 +734,17 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
         why=_require_str(path, raw, "why", line, lines, required=False),
         torch=torch_spec, origin=str(path), line=line,
     )
+
+
+def _non_finite(value: Any) -> bool:
+    """nan or inf, or a list or table holding one (TOML has them; JSON and equality do not)."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    return False
 
 
 def _parse_pipeline(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PipelineEntry:

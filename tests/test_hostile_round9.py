@@ -238,3 +238,39 @@ def test_a_huge_planted_run_record_is_refused_in_bounded_memory(tmp_path):
     assert ("lite_guard check: note: the lint cache's record of this run failed verification and was"
             " ignored; the files were linted again") in result.stdout.splitlines()
     assert peak_kb < 250 << 10, f"{peak_kb} KB"
+
+
+# ---- registry values TOML has and JSON does not -----------------------------------------------
+
+def _config(lite_value: str, region: str = "", type: str = "float") -> str:
+    return (f'[[config]]\nkey = "proj_budget"\nmodule = "functorch"\nkind = "optimization"\n'
+            f'type = "{type}"\nlite_value = {lite_value}\n' + (f"region = {region}\n" if region else "")
+            + 'why = "checked by hand"\n')
+
+
+def test_a_nan_or_inf_config_value_is_one_line_exit_2(tmp_path):
+    """TOML has nan and inf; JSON has neither: ``registry lite-config`` printed ``NaN``, which no
+    JSON reader must accept, and a nan lite mode forces never equals the value it checks."""
+    root = hostile_tree(tmp_path)
+    (root / "nan.toml").write_text(_config("nan"))
+    result = lite_guard("registry", "lite-config", "--module", "functorch", "--no-project",
+                        "--registry", "nan.toml", cwd=root)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == ("lite_guard: nan.toml:6: config 'proj_budget': lite_value holds nan: nan and"
+                             " inf are no value lite mode can force or compare (nan equals nothing, and"
+                             " JSON, which lite-config prints, has neither); write a finite number\n")
+    (root / "inf.toml").write_text(_config("1.0", region="[0.5, -inf]"))
+    result = lite_guard("registry", "lite-config", "--no-project", "--registry", "inf.toml", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr.startswith("lite_guard: inf.toml:7: config 'proj_budget': region holds -inf:")
+
+
+def test_registry_show_of_a_region_list_of_numbers_prints_them(tmp_path):
+    """A region policy that lists the allowed values of a number key (``region = [1, 2]``) made
+    ``registry show`` join numbers as strings: TypeError, a traceback."""
+    root = hostile_tree(tmp_path)
+    (root / "reg.toml").write_text(_config("1", region='[2, 4, "auto", true]', type="int|str|bool"))
+    result = lite_guard("registry", "show", "--no-project", "--registry", "reg.toml", "proj_budget",
+                        cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert "    region: 2, 4, auto, true" in result.stdout.splitlines(), result.stdout

@@ -90,8 +90,8 @@ def run_show(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     for key, value in _public(entry.as_dict()).items():
-        if isinstance(value, (list, tuple)):
-            value = ", ".join(value)
+        if isinstance(value, (list, tuple)):  # gated_by's names, or a region's allowed values
+            value = ", ".join(v if isinstance(v, str) else json.dumps(v) for v in value)
         print(f"{key:>10}: {escape_text(str(value))}")  # one line each, whatever the TOML held
     if isinstance(entry, PassEntry):
         print(f"{'lite-safe':>10}: {'yes' if entry.lite_safe else 'no'}")
