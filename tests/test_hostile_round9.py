@@ -274,3 +274,18 @@ def test_registry_show_of_a_region_list_of_numbers_prints_them(tmp_path):
                         cwd=root)
     assert result.returncode == 0, result.stderr
     assert "    region: 2, 4, auto, true" in result.stdout.splitlines(), result.stdout
+
+
+def test_a_registry_with_megabytes_of_text_lists_as_plain_lines(tmp_path):
+    """rich lays out about 100,000 characters a second: one pass whose ``why`` is 5 MB kept
+    ``registry list`` busy for minutes. Past 250,000 characters the list is plain lines."""
+    root = hostile_tree(tmp_path)
+    (root / "long.toml").write_text(_entry("proj.p:long", why="word " * 400_000))
+    result = lite_guard("registry", "list", "--no-project", "--registry", "long.toml", "--stage",
+                        "post_grad", cwd=root)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith(" passes (tab-separated: more than 250000 characters)"), lines[0]
+    assert lines[1] == "name\tstage\tlite\tkind\tgated by\twhy"
+    assert f"proj.p:long\tpost_grad\tnever\tfunction\t\t{'word ' * 400_000}" in lines
+    assert result.seconds < 10, result.seconds
