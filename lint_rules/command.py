@@ -62,7 +62,7 @@ def _torch_version(text: str) -> str:
 
     try:
         Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number past CPython's 4300-digit limit
         raise argparse.ArgumentTypeError(f"not a version: '{text}' (write e.g. 2.13.0)") from None
     return text
 

@@ -620,8 +620,9 @@ def _check_torch_spec(path, spec, line, lines) -> None:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
-        SpecifierSet(spec)
-    except InvalidSpecifier:
+        for bound in SpecifierSet(spec):
+            bound.contains("2.13.0")  # reads the bound's version: a 5,000-digit one raises here
+    except (InvalidSpecifier, ValueError):  # ValueError: a number past CPython's 4300-digit limit
         raise RegistryError(path, _field_line(lines, line, "torch"),
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
 

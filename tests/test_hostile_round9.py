@@ -289,3 +289,40 @@ def test_a_registry_with_megabytes_of_text_lists_as_plain_lines(tmp_path):
     assert lines[1] == "name\tstage\tlite\tkind\tgated by\twhy"
     assert f"proj.p:long\tpost_grad\tnever\tfunction\t\t{'word ' * 400_000}" in lines
     assert result.seconds < 10, result.seconds
+
+
+# ---- version numbers past CPython's 4300-digit limit -------------------------------------------
+
+HUGE = "9" * 5000  # int() refuses it: ValueError, which packaging passes on (not InvalidVersion)
+
+
+def test_a_torch_version_file_with_a_5000_digit_number_is_no_version_not_a_traceback(tmp_path):
+    """A linted tree's own torch/version.py (or version.txt) is read for the tree's torch
+    version; one stating 2.<5,000 nines> made every run over that tree a traceback."""
+    root = hostile_tree(tmp_path)
+    (root / "torch").mkdir()
+    (root / "torch" / "__init__.py").write_text("")
+    (root / "torch" / "version.py").write_text(f'__version__ = "2.{HUGE}"\n')
+    (root / "torch" / "mine.py").write_text((root / "real_pass.py").read_text())
+    result = lite_guard("check", "--no-project", "--no-cache", ".", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert REAL_FINDING.search(result.stdout), result.stdout
+    assert any(line.startswith("torch/mine.py:4:7 LG001 graph pass 'MyPass' (class deriving from")
+               for line in result.stdout.splitlines()), result.stdout
+
+
+def test_a_registry_torch_range_with_a_5000_digit_number_is_one_line_exit_2(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "reg.toml").write_text(_entry("proj.p:a") + f'torch = ">=2.11,<2.{HUGE}"\n')
+    result = lite_guard("check", "--no-project", "--no-cache", "--registry", "reg.toml", ".", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == (f"lite_guard: reg.toml:7: invalid torch version range '>=2.11,<2.{HUGE}';"
+                             " write e.g. \">=2.11,<2.14\"\n")
+
+
+def test_a_torch_version_argument_with_a_5000_digit_number_is_a_usage_error(tmp_path):
+    root = hostile_tree(tmp_path)
+    result = lite_guard("check", "--no-project", "--torch-version", f"2.{HUGE}", ".", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == (f"lite_guard check: error: argument --torch-version: not a version:"
+                             f" '2.{HUGE}' (write e.g. 2.13.0) (see 'lite_guard check --help')\n")
