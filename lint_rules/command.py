@@ -199,7 +199,10 @@ def _cache_in_linted_tree(paths: list[Path]) -> bool:
     controlled: dict[Path, str] = {}  # folder -> what it is
     seen: set[Path] = set()
     for path in paths:
-        tree = Path(os.path.realpath(path))
+        try:
+            tree = Path(os.path.realpath(path))
+        except ValueError:  # a NUL in a name of lintrunner's paths file: no such file (discover says so)
+            continue
         if tree.is_dir():
             controlled[tree] = "the linted tree"
         for above in (tree.parent, *tree.parent.parents):  # the checkout it belongs to

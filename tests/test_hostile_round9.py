@@ -345,3 +345,22 @@ def test_names_no_entry_spells_are_looked_up_without_walking_every_pass(tmp_path
     assert time.monotonic() - started < 2
     assert misses == [None] * 2000
     assert registry.match_pass("proj.gen:fused_relu").name == "proj.gen:fused_*"
+
+
+def test_a_nul_in_a_name_of_the_lintrunner_paths_file_is_one_error_and_the_rest_is_linted(tmp_path):
+    """lintrunner's paths file is read exactly as written; a name holding a NUL reached the
+    cache's check of where the linted paths are (os.path.realpath): ValueError, a traceback,
+    nothing reported."""
+    import json
+
+    from test_hostile_cli import _lintrunner
+
+    root = hostile_tree(tmp_path)
+    (tmp_path / "paths").write_bytes(b"a\0b.py\nreal_pass.py\n")
+    result = _lintrunner(root, f"@{tmp_path / 'paths'}")
+    assert result.returncode == 2  # lintrunner: the linter failed (a name no file can have)
+    messages = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(m["path"], m["line"], m["name"]) for m in messages] == [
+        ("real_pass.py", 4, "LG001"), (None, None, "LG-ERROR")]
+    assert messages[1]["description"] == "a\x00b.py: no such file or directory"
+    assert "lite_guard check: a\\x00b.py: no such file or directory" in result.stderr.splitlines()
