@@ -201,9 +201,10 @@ def _cache_in_linted_tree(paths: list[Path]) -> bool:
     for path in paths:
         try:
             tree = Path(os.path.realpath(path))
-        except ValueError:  # a NUL in a name of lintrunner's paths file: no such file (discover says so)
+            is_dir = tree.is_dir()
+        except (ValueError, OSError):  # a NUL in a name, a name too long: discover says so
             continue
-        if tree.is_dir():
+        if is_dir:
             controlled[tree] = "the linted tree"
         for above in (tree.parent, *tree.parent.parents):  # the checkout it belongs to
             if above in seen:

@@ -212,7 +212,12 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
     errors: list[str] = []
     walked: set[Path] = set()  # found under a directory (files named one by one may be excluded)
     for path in dict.fromkeys(paths):  # "." named 1,000 times is walked once, not 1,000 times
-        if path.is_dir():
+        try:
+            path.is_dir()
+        except OSError as exc:  # a name too long for the file system (lintrunner's paths file)
+            errors.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if _is_dir(path):
             found = _walk(path, errors)
             walked.update(found)
             files += found
@@ -231,6 +236,13 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
                           " [tool.lite_guard] exclude")
         files = kept
     return list(dict.fromkeys(files)), errors
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system: discover reports it
+        return False
 
 
 def _walk(top: Path, errors: list[str]) -> list[Path]:
@@ -389,7 +401,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
     files, report.errors = discover(paths, exclude)
     report.files = len(files)
     if tree_rules is None:
-        tree_rules = bool(paths) and all(p.is_dir() for p in paths)
+        tree_rules = bool(paths) and all(_is_dir(p) for p in paths)
     salt = "\0".join((__version__, registry.content_hash(), ruleset_hash(), str(SUMMARY_VERSION)))
     use_prefilter = prefilter.enabled()
     run_key = _run_key(salt, paths, exclude, tree_rules, limits, torch_version,

@@ -364,3 +364,14 @@ def test_a_nul_in_a_name_of_the_lintrunner_paths_file_is_one_error_and_the_rest_
         ("real_pass.py", 4, "LG001"), (None, None, "LG-ERROR")]
     assert messages[1]["description"] == "a\x00b.py: no such file or directory"
     assert "lite_guard check: a\\x00b.py: no such file or directory" in result.stderr.splitlines()
+
+
+def test_a_name_too_long_for_the_file_system_is_one_error_and_the_rest_is_linted(tmp_path):
+    """Path.is_dir raises for ENAMETOOLONG (it swallows only "no such file"): a 5,000-byte name
+    among the paths ended the run with one line and no findings at all."""
+    root = hostile_tree(tmp_path)
+    long_name = "a" * 5000 + ".py"
+    result = lite_guard("check", "--no-project", long_name, "real_pass.py", cwd=root)
+    assert result.returncode == 2
+    assert REAL_FINDING.search(result.stdout), result.stdout + result.stderr
+    assert f"lite_guard check: {long_name}: File name too long" in result.stderr.splitlines()
