@@ -116,29 +116,35 @@ def _existing(document: Any) -> set[str]:
 _BOM = "\ufeff"
 
 
-def _parse(path: Path) -> tuple[Any, str]:
-    """``path`` as a tomlkit document, and the byte-order mark it starts with ("" if none): the
-    loaders accept a UTF-8 BOM (Windows editors), tomlkit does not; it is written back as found."""
-    text = path.read_text(encoding="utf-8")
-    bom = _BOM if text.startswith(_BOM) else ""
+def _parse(path: Path) -> tuple[Any, Any]:
+    """``path`` as a tomlkit document, and how to write it back as it was saved: the loaders
+    accept a UTF-8 BOM (Windows editors), which tomlkit refuses, and reading as text turned
+    CRLF line ends into LF, so --fix rewrote every line of a Windows file."""
+    raw = path.read_bytes().decode("utf-8")
+    bom = _BOM if raw.startswith(_BOM) else ""
+    crlf = "\r\n" in raw
     try:
-        return tomlkit.parse(text[len(bom):]), bom
+        document = tomlkit.parse(raw[len(bom):].replace("\r\n", "\n"))
     except TOMLKitError as exc:  # tomllib read it; tomlkit may still refuse
         raise FixError(f"cannot edit {path}: tomlkit cannot parse it ({exc}); add the entries"
                        " by hand") from None
+
+    def saved(text: str) -> str:
+        return bom + (text.replace("\n", "\r\n") if crlf else text)
+    return document, saved
 
 
 def _with_registry(pyproject: Path, target: Path) -> str:
     """pyproject.toml's text with the new file appended to [tool.lite_guard] registries,
     keeping the file's own style."""
-    document, bom = _parse(pyproject)
+    document, saved = _parse(pyproject)
     tool = document.setdefault("tool", tomlkit.table(is_super_table=True))
     section = tool.setdefault("lite_guard", tomlkit.table())
     registries = section.setdefault("registries", tomlkit.array())
     relative = target.relative_to(pyproject.parent).as_posix()
     if relative not in [str(item) for item in registries]:
         registries.append(relative)
-    return bom + tomlkit.dumps(document)
+    return saved(tomlkit.dumps(document))
 
 
 def apply_fix(findings: list[Finding], project_registries: list[Path],
@@ -147,9 +153,9 @@ def apply_fix(findings: list[Finding], project_registries: list[Path],
     target, add_to_project = choose_target(project_registries, extra_registries, pyproject)
     result = FixResult(target)
     entries = entries_of(findings, result.unwritable)
-    bom = ""
+    saved = str  # a new file: as tomlkit writes it
     if target.exists():
-        document, bom = _parse(target)
+        document, saved = _parse(target)
     else:
         document = tomlkit.document()
         for line in _HEADER.splitlines():
@@ -168,7 +174,7 @@ def apply_fix(findings: list[Finding], project_registries: list[Path],
         result.added.append(_identity(header, table))
     # Both texts first: a pyproject.toml that cannot be edited leaves no new registry behind.
     project_text = _with_registry(pyproject, target) if add_to_project and pyproject else None
-    write_text_atomic(target, bom + tomlkit.dumps(document))
+    write_text_atomic(target, saved(tomlkit.dumps(document)))
     if project_text is not None:
         write_text_atomic(pyproject, project_text)
         result.pyproject_updated = True

@@ -95,6 +95,24 @@ def test_fix_into_a_project_registry_saved_with_a_bom_appends_to_it(tmp_path):
         "proj.passes:kept", "real_pass:MyPass"]
 
 
+def test_fix_keeps_the_crlf_line_ends_of_the_files_it_edits(tmp_path):
+    """The files were read as text (CRLF became LF) and written back with LF: --fix rewrote
+    every line of a pyproject.toml or registry saved on Windows."""
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_bytes(b'[project]\r\nname = "x"\r\n\r\n[tool.lite_guard]\r\n'
+                                          b'paths = ["."]\r\n')
+    result = lite_guard("check", "--fix", cwd=root)
+    assert result.returncode == 1, result.stderr
+    data = (root / "pyproject.toml").read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n") == 6, data
+    assert b'registries = ["lite_guard_registry.toml"]\r\n' in data
+    (root / "lite_guard_registry.toml").write_bytes(_entry("proj.p:kept").replace("\n", "\r\n").encode())
+    (root / "other.py").write_text((root / "real_pass.py").read_text().replace("MyPass", "Other"))
+    assert lite_guard("check", "--fix", cwd=root).returncode == 1
+    data = (root / "lite_guard_registry.toml").read_bytes()
+    assert b"Other" in data and data.count(b"\n") == data.count(b"\r\n"), data
+
+
 # ---- the registry loader: lines as TOML counts them -------------------------------------------
 
 def test_a_line_separator_in_a_registry_string_does_not_shift_later_error_lines(tmp_path):
