@@ -41,11 +41,15 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return ProjectConfig()
+    raw = b""
     try:
-        text = _read_bounded(pyproject).decode("utf-8-sig")  # a BOM (Windows editors) is fine
+        raw = _read_bounded(pyproject)
+        text = raw.decode("utf-8-sig")  # a BOM (Windows editors) is fine
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {reason}") from None
+        line = raw.count(b"\n", 0, exc.start + 3 * raw.startswith(b"\xef\xbb\xbf")) + 1 \
+            if isinstance(exc, UnicodeDecodeError) else 0
+        raise RegistryError(pyproject, line, f"cannot read pyproject.toml: {reason}") from None
     held = _READ.get(pyproject)
     if held is not None and held[0] == text:  # the same text: the same settings (every compile asks)
         return held[1]

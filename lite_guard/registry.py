@@ -514,7 +514,10 @@ def parse_registry_file(path: Path) -> ParsedFile:
                             " registries, LITE_GUARD_REGISTRIES or on the command line") from None
     except (OSError, ValueError) as exc:  # undecodable; a NUL in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise RegistryError(path, 0, f"cannot read registry file: {reason}; point the registry"
+        # An undecodable byte: on its line (utf-8-sig counts its position after the BOM).
+        line = raw.count(b"\n", 0, exc.start + 3 * raw.startswith(b"\xef\xbb\xbf")) + 1 \
+            if isinstance(exc, UnicodeDecodeError) else 0
+        raise RegistryError(path, line, f"cannot read registry file: {reason}; point the registry"
                             " path at a regular UTF-8 TOML file") from None
     data = loads_toml(path, text)
 

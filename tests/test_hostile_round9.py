@@ -393,3 +393,19 @@ def test_a_name_too_long_for_the_file_system_is_one_error_and_the_rest_is_linted
     assert result.returncode == 2
     assert REAL_FINDING.search(result.stdout), result.stdout + result.stderr
     assert f"lite_guard check: {long_name}: File name too long" in result.stderr.splitlines()
+
+
+def test_an_undecodable_byte_in_a_registry_or_pyproject_is_reported_on_its_line(tmp_path):
+    """Both were reported on line 0 (and utf-8-sig counts positions after a BOM)."""
+    root = hostile_tree(tmp_path)
+    (root / "bad.toml").write_bytes(BOM + b'[[pass]]\nname = "p.q:a"\n# \xff\n')
+    result = lite_guard("registry", "list", "--no-project", "--registry", "bad.toml", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == ("lite_guard: bad.toml:3: cannot read registry file: 'utf-8' codec can't"
+                             " decode byte 0xff in position 26: invalid start byte; point the registry"
+                             " path at a regular UTF-8 TOML file\n")
+    (root / "pyproject.toml").write_bytes(b'[tool.lite_guard]\npaths = ["."]\n# caf\xe9\n')
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == (f"lite_guard: {root}/pyproject.toml:3: cannot read pyproject.toml: 'utf-8'"
+                             " codec can't decode byte 0xe9 in position 37: invalid continuation byte\n")
