@@ -138,6 +138,7 @@ def _line_in_section(lines: list[str], key: str) -> int:
         stripped = lines[index].strip()
         if stripped.startswith("["):
             break
-        if stripped.split("=")[0].strip() == key:
+        written = stripped.split("=")[0].split(".")[0].strip()  # paths = / "paths" = / paths.x =
+        if written == key or written[1:-1] == key and written[:1] == written[-1:] and written[:1] in "\"'":
             return index + 1
     return header + 1

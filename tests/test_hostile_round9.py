@@ -409,3 +409,15 @@ def test_an_undecodable_byte_in_a_registry_or_pyproject_is_reported_on_its_line(
     assert result.returncode == 2
     assert result.stderr == (f"lite_guard: {root}/pyproject.toml:3: cannot read pyproject.toml: 'utf-8'"
                              " codec can't decode byte 0xe9 in position 37: invalid continuation byte\n")
+
+
+def test_a_quoted_or_dotted_key_in_pyproject_is_reported_on_its_line(tmp_path):
+    """``"paths" = 3`` and ``paths.x = 3`` are the key ``paths``; the error named the section's
+    header line instead."""
+    root = hostile_tree(tmp_path)
+    for written in ('"paths" = 3', "paths.x = 3"):
+        (root / "pyproject.toml").write_text(f"[tool.lite_guard]\n# where\n{written}\n")
+        result = lite_guard("check", cwd=root)
+        assert result.returncode == 2
+        assert result.stderr == (f"lite_guard: {root}/pyproject.toml:3: [tool.lite_guard] paths must be"
+                                 " a list of paths (strings)\n"), written
