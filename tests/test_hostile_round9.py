@@ -421,3 +421,18 @@ def test_a_quoted_or_dotted_key_in_pyproject_is_reported_on_its_line(tmp_path):
         assert result.returncode == 2
         assert result.stderr == (f"lite_guard: {root}/pyproject.toml:3: [tool.lite_guard] paths must be"
                                  " a list of paths (strings)\n"), written
+
+
+def test_trace_refuses_an_html_page_that_is_the_script_itself(tmp_path):
+    """``trace --html s.py s.py`` (or a link to it) ran the script and then wrote the page over
+    it: the script was gone."""
+    root = hostile_tree(tmp_path)
+    script = root / "s.py"
+    script.write_text("print('ran')\n")
+    (root / "link.py").symlink_to("s.py")
+    for page in ("s.py", "link.py"):
+        result = lite_guard("trace", "--html", page, "s.py", cwd=root)
+        assert result.returncode == 2 and "ran" not in result.stdout
+        assert result.stderr == (f"lite_guard trace: --html: {page} is the script itself, which the page"
+                                 " would replace; pass another path\n")
+    assert script.read_text() == "print('ran')\n"
