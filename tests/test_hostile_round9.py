@@ -436,3 +436,25 @@ def test_trace_refuses_an_html_page_that_is_the_script_itself(tmp_path):
         assert result.stderr == (f"lite_guard trace: --html: {page} is the script itself, which the page"
                                  " would replace; pass another path\n")
     assert script.read_text() == "print('ran')\n"
+
+
+def test_lintrunner_descriptions_cannot_steer_the_terminal_and_keep_a_pasteable_hint(tmp_path):
+    """lintrunner prints each description in a terminal: a pass name's ESC sequence (an OSC that
+    retitles the window) or bidi override reached it raw. Now the message is escaped as in the
+    text output, and the hint's odd characters are TOML's own \\uXXXX escapes: still the name."""
+    import json
+    import re
+
+    from test_hostile_cli import _lintrunner
+
+    name = "a\x85b\u2028c\x1b]0;owned\x07\u202e"
+    root = hostile_tree(tmp_path, {"obs.py": _observed(name)})
+    result = _lintrunner(root, "obs.py")
+    assert result.returncode == 0, result.stderr
+    (message,) = [json.loads(line) for line in result.stdout.splitlines()]
+    description = message["description"]
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e]", description)
+    assert description.startswith("graph pass 'obs:a\\x85b\\u2028c\\x1b]0;owned\\x07\\u202e'"
+                                  " (GraphTransformObserver)"), description
+    hint = description.split("\n\n", 1)[1]
+    assert tomllib.loads(hint)["pass"][0]["name"] == "obs:" + name
