@@ -51,16 +51,16 @@ def problem_message(problem: str) -> str:
     """A registry problem ('path:line: message'): reported on the registry file, on any line."""
     match = _PROBLEM.match(problem)
     if match is None:
-        return _message(None, None, None, "LG-REGISTRY", problem, bypass=True)
+        return _message(None, None, None, "LG-REGISTRY", escape_text(problem), bypass=True)
     return _message(match["path"], int(match["line"]) or None, None, "LG-REGISTRY",
-                    match["message"], bypass=True)
+                    escape_text(match["message"]), bypass=True)
 
 
 def to_lintrunner(findings: list[Finding], registry_problems: list[str], errors: list[str]) -> str:
     """One JSON lint message a line: findings, registry problems, then errors of the run."""
     lines = [problem_message(p) for p in registry_problems]
     lines += [finding_message(f) for f in findings]
-    lines += [_message(None, None, None, "LG-ERROR", error, bypass=True) for error in errors]
+    lines += [_message(None, None, None, "LG-ERROR", escape_text(error), bypass=True) for error in errors]
     return "\n".join(lines)
 
 

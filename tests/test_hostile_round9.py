@@ -380,7 +380,7 @@ def test_a_nul_in_a_name_of_the_lintrunner_paths_file_is_one_error_and_the_rest_
     messages = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(m["path"], m["line"], m["name"]) for m in messages] == [
         ("real_pass.py", 4, "LG001"), (None, None, "LG-ERROR")]
-    assert messages[1]["description"] == "a\x00b.py: no such file or directory"
+    assert messages[1]["description"] == "a\\x00b.py: no such file or directory"  # escaped: a terminal shows it
     assert "lite_guard check: a\\x00b.py: no such file or directory" in result.stderr.splitlines()
 
 
