@@ -213,11 +213,11 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
     walked: set[Path] = set()  # found under a directory (files named one by one may be excluded)
     for path in dict.fromkeys(paths):  # "." named 1,000 times is walked once, not 1,000 times
         try:
-            path.is_dir()
+            is_dir = path.is_dir()
         except OSError as exc:  # a name too long for the file system (lintrunner's paths file)
             errors.append(f"{path}: {exc.strerror or exc}")
             continue
-        if _is_dir(path):
+        if is_dir:
             found = _walk(path, errors)
             walked.update(found)
             files += found
