@@ -782,10 +782,12 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
     _check_qualified(path, name, "name", line, lines,
                      "torch._inductor.custom_graph_pass:CustomGraphPass")
     role = _require_str(path, raw, "role", line, lines, choices=BASE_ROLES)
-    position = raw.get("name_position", -1)
-    if not isinstance(position, int) or isinstance(position, bool):
+    position = raw.get("name_position", -1)  # -1: none
+    if not isinstance(position, int) or isinstance(position, bool) \
+            or "name_position" in raw and position < 0:  # written -1 or -5: silently "none"
         raise RegistryError(path, _field_line(lines, line, "name_position"),
-                            "'name_position' must be an integer (the argument's index, self excluded)")
+                            "'name_position' must be an integer, 0 or more (the argument's index,"
+                            " self excluded)")
     name_arg = _require_str(path, raw, "name_arg", line, lines, required=False)
     # pattern_registration: name_arg / name_position is the argument holding the target pass
     # dict; without one, the function always registers into its own module's pattern passes.

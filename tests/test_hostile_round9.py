@@ -458,3 +458,15 @@ def test_lintrunner_descriptions_cannot_steer_the_terminal_and_keep_a_pasteable_
                                   " (GraphTransformObserver)"), description
     hint = description.split("\n\n", 1)[1]
     assert tomllib.loads(hint)["pass"][0]["name"] == "obs:" + name
+
+
+def test_a_negative_name_position_of_a_base_is_one_line_exit_2(tmp_path):
+    """A negative name_position was taken silently as "no position": an observer's name given
+    by position was never read, and the lint said the pass had no name."""
+    root = hostile_tree(tmp_path)
+    (root / "base.toml").write_text('[[base]]\nname = "proj.m:Obs"\nrole = "observer"\nname_arg = "n"\n'
+                                    'name_position = -1\nwhy = "observes one named pass"\n')
+    result = lite_guard("check", "--no-project", "--registry", "base.toml", ".", cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == ("lite_guard: base.toml:5: 'name_position' must be an integer, 0 or more"
+                             " (the argument's index, self excluded)\n")
