@@ -29,7 +29,9 @@ from lite_guard.registry import Registry
 
 UNCHECKABLE = "LG900"  # a file the linter could not read, decode or parse
 _RULES_DIR = Path(__file__).parent
-_SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.I)
+# Bare "ignore" is every code; "ignore[" that is no code list ("ignore[LG-001]", "ignore[LG001")
+# is none, not every code: a typo must not become a blanket suppression.
+_SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\]|(?!\s*\[))", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _NESTED = "cannot parse: nested too deeply for Python's parser; the file was not checked"
 _VERSION = re.compile(r"__version__\s*=\s*['\"]([^'\"]+)['\"]")

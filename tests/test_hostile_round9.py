@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import tomllib
 
+import pytest
+
 from test_hostile import REAL_FINDING, VOCABULARY, hostile_tree, lite_guard
 
 OBSERVER = "from torch.fx.passes.graph_transform_observer import GraphTransformObserver\n"
@@ -470,3 +472,17 @@ def test_a_negative_name_position_of_a_base_is_one_line_exit_2(tmp_path):
     assert result.returncode == 2
     assert result.stderr == ("lite_guard: base.toml:5: 'name_position' must be an integer, 0 or more"
                              " (the argument's index, self excluded)\n")
+
+
+@pytest.mark.parametrize("comment", ["# lite-guard: ignore[LG-001]", "# lite-guard: ignore[LG001",
+                                     "# lite-guard: ignore[[LG001]]"])
+def test_a_malformed_ignore_list_suppresses_nothing_not_everything(tmp_path, comment):
+    """The code list was optional in the pattern: when it did not parse, what was left matched
+    the bare ``# lite-guard: ignore`` (every code), so a typo hid every finding of the line."""
+    root = hostile_tree(tmp_path)
+    source = (root / "real_pass.py").read_text().replace(
+        "class MyPass(CustomGraphPass):", f"class MyPass(CustomGraphPass):  {comment}")
+    (root / "real_pass.py").write_text(source)
+    result = lite_guard("check", "--no-project", "--no-cache", ".", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert REAL_FINDING.search(result.stdout), result.stdout
