@@ -1,7 +1,10 @@
-"""Hostile inputs of round 9: characters that Python counts as line ends and TOML does not
-(U+2028, U+0085), names no TOML file can hold (a lone surrogate), and files saved with a
-byte-order mark, through the finding's one-line hint, ``check --fix`` and the registry loader.
-Real files, the real CLI (helpers of tests/test_hostile.py)."""
+"""Hostile inputs of round 9, through the real CLI on real files (helpers of tests/test_hostile.py):
+characters Python counts as line ends and TOML does not (U+2028, U+0085), names no TOML file can
+hold (lone surrogates), files saved with a BOM or CRLF (``check --fix``), TOML's nan and inf,
+version numbers past CPython's 4300-digit limit, megabytes of registry text, paths named many
+times, many exclude patterns, names too long for the file system or holding a NUL, a planted
+oversized cache record, control characters in usage errors and lintrunner descriptions, an
+``--html`` page that is the traced script, and malformed suppression comments."""
 
 from __future__ import annotations
 
