@@ -742,6 +742,12 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
                                 f"config '{key}': {field_name} holds {odd!r}: nan and inf are no"
                                 " value lite mode can force or compare (nan equals nothing, and"
                                 " JSON, which lite-config prints, has neither); write a finite number")
+        dated = next((v for v in values if _toml_date(v)), None)
+        if dated is not None:
+            raise RegistryError(path, _field_line(lines, line, field_name),
+                                f"config '{key}': {field_name} holds {dated!r}: a TOML date or time is"
+                                " no torch config value (and JSON, which lite-config prints, has"
+                                " none); write it as a string")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
     _check_torch_spec(path, torch_spec, line, lines)
     return ConfigEntry(
@@ -750,6 +756,19 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
         why=_require_str(path, raw, "why", line, lines, required=False),
         torch=torch_spec, origin=str(path), line=line,
     )
+
+
+def _toml_date(value: Any) -> bool:
+    """A TOML date, time or date-time, or a list or table holding one."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return True
+    if isinstance(value, list):
+        return any(_toml_date(v) for v in value)
+    if isinstance(value, dict):
+        return any(_toml_date(v) for v in value.values())
+    return False
 
 
 def _non_finite(value: Any) -> bool:

@@ -489,3 +489,16 @@ def test_a_malformed_ignore_list_suppresses_nothing_not_everything(tmp_path, com
     result = lite_guard("check", "--no-project", "--no-cache", ".", cwd=root)
     assert result.returncode == 1, result.stderr
     assert REAL_FINDING.search(result.stdout), result.stdout
+
+
+def test_a_toml_date_in_a_config_value_is_one_line_exit_2(tmp_path):
+    """A config of type "any" (or a list or table of one) took TOML's dates and times, which
+    ``registry lite-config`` could not print: TypeError, a traceback."""
+    root = hostile_tree(tmp_path)
+    (root / "dt.toml").write_text(_config("{a = 1979-05-27}", type="any"))
+    result = lite_guard("registry", "lite-config", "--module", "functorch", "--no-project",
+                        "--registry", "dt.toml", cwd=root)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == ("lite_guard: dt.toml:6: config 'proj_budget': lite_value holds {'a':"
+                             " datetime.date(1979, 5, 27)}: a TOML date or time is no torch config value"
+                             " (and JSON, which lite-config prints, has none); write it as a string\n")
