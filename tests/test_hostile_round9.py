@@ -502,3 +502,12 @@ def test_a_toml_date_in_a_config_value_is_one_line_exit_2(tmp_path):
     assert result.stderr == ("lite_guard: dt.toml:6: config 'proj_budget': lite_value holds {'a':"
                              " datetime.date(1979, 5, 27)}: a TOML date or time is no torch config value"
                              " (and JSON, which lite-config prints, has none); write it as a string\n")
+
+
+def test_trace_says_where_it_wrote_the_page_on_one_escaped_line(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "s.py").write_text("x = 1\n")
+    result = lite_guard("trace", "--html", "p\x1b[2J\nq.html", "s.py", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "wrote p\\x1b[2J\\nq.html"
+    assert (root / "p\x1b[2J\nq.html").read_text().startswith("<!doctype html>")

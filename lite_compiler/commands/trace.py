@@ -144,7 +144,7 @@ class _Report:
                       file=sys.stderr)
                 return 2
             if not args.json:
-                print(f"wrote {args.html}")
+                print(escape_text(f"wrote {args.html}"))  # the name may hold any character
         return 1 if violation else 0
 
 
