@@ -311,13 +311,21 @@ class Cache:
 
     def load_run(self, run_key: str) -> dict | None:
         """The record of the last run with this key, if its MAC, key and schema check out."""
-        raw = self._read(_run_name(run_key))
+        raw = self._read(_run_name(run_key), lambda handle: self._mac_matches(run_key, handle))
         if raw is None:
             return None
         record = self.verify_run(run_key, raw)
         if record is None:
             self.rejected += 1
         return record
+
+    def _mac_matches(self, run_key: str, handle) -> bool:
+        """Does the record in ``handle`` carry our MAC? Read in chunks, kept nowhere: a planted
+        record of 500 MB cost 1.5 GB of memory to refuse when it was read whole first."""
+        mac = handle.readline(65)
+        digest = hmac.new(self._secret, _RUN_DOMAIN + run_key.encode("ascii") + b"\0", hashlib.sha256)
+        return len(mac) == 65 and mac.endswith(b"\n") and _streamed(handle, digest) \
+            and hmac.compare_digest(mac[:64], digest.hexdigest().encode("ascii"))
 
     def verify_run(self, run_key: str, raw: bytes) -> dict | None:
         mac, newline, body = raw.partition(b"\n")
@@ -337,7 +345,7 @@ class Cache:
     def load_pack(self, digest: str) -> dict | None:
         """The per-file results a run record names by their SHA-256 (which the record's MAC
         vouches for), or None when missing, altered or of another shape."""
-        raw = self._read(_pack_name(digest))
+        raw = self._read(_pack_name(digest), lambda handle: _hash_is(handle, digest))
         if raw is None or hashlib.sha256(raw).hexdigest() != digest:
             return None
         try:
@@ -370,7 +378,10 @@ class Cache:
         return self._write(_run_name(run_key), self.mac(run_key, body).encode("ascii") + b"\n" + body)
 
     # ---- files -----------------------------------------------------------------------------
-    def _read(self, name: str | None) -> bytes | None:
+    def _read(self, name: str | None, ours=None) -> bytes | None:
+        """The bytes of a cache file, or None. ``ours(handle)`` looks at the file in chunks first:
+        only a file it vouches for is read whole (and checked again by the caller); for another
+        the caller gets no bytes."""
         if not self.enabled or name is None:
             return None
         try:
@@ -385,6 +396,10 @@ class Cache:
             return None
         with os.fdopen(fd, "rb") as handle:
             try:
+                if ours is not None:
+                    if not ours(handle):
+                        return b""  # what fails every check of the caller, as before
+                    handle.seek(0)
                 return handle.read(_MAX_ENTRY_BYTES + 1)
             except OSError:
                 self.rejected += 1
@@ -409,6 +424,23 @@ class Cache:
             except OSError:
                 pass
             return False
+
+
+def _streamed(handle, digest):
+    """``digest`` updated with the rest of ``handle``, 1 MiB at a time (at most the entry limit:
+    a file that grows while read is not ours), or None past the limit."""
+    total = 0
+    while chunk := handle.read(1 << 20):
+        total += len(chunk)
+        if total > _MAX_ENTRY_BYTES:
+            return None
+        digest.update(chunk)
+    return digest
+
+
+def _hash_is(handle, digest: str) -> bool:
+    streamed = _streamed(handle, hashlib.sha256())
+    return streamed is not None and streamed.hexdigest() == digest
 
 
 def _hex(key: str) -> bool:

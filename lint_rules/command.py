@@ -62,7 +62,7 @@ def _torch_version(text: str) -> str:
 
     try:
         Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number past CPython's 4300-digit limit
         raise argparse.ArgumentTypeError(f"not a version: '{text}' (write e.g. 2.13.0)") from None
     return text
 
@@ -199,8 +199,12 @@ def _cache_in_linted_tree(paths: list[Path]) -> bool:
     controlled: dict[Path, str] = {}  # folder -> what it is
     seen: set[Path] = set()
     for path in paths:
-        tree = Path(os.path.realpath(path))
-        if tree.is_dir():
+        try:
+            tree = Path(os.path.realpath(path))
+            is_dir = tree.is_dir()
+        except (ValueError, OSError):  # a NUL in a name, a name too long: discover says so
+            continue
+        if is_dir:
             controlled[tree] = "the linted tree"
         for above in (tree.parent, *tree.parent.parents):  # the checkout it belongs to
             if above in seen:
@@ -246,6 +250,7 @@ def run(args: argparse.Namespace) -> int:
                   " paths); registries validated only", file=sys.stderr)
 
     report = None
+    paths = list(dict.fromkeys(paths))  # a path named twice (or 100,000 times) is one path
     if paths:
         from lint_rules.cache import Cache
         from lint_rules.engine import lint_paths

@@ -29,7 +29,9 @@ from lite_guard.registry import Registry
 
 UNCHECKABLE = "LG900"  # a file the linter could not read, decode or parse
 _RULES_DIR = Path(__file__).parent
-_SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.I)
+# Bare "ignore" is every code; "ignore[" that is no code list ("ignore[LG-001]", "ignore[LG001")
+# is none, not every code: a typo must not become a blanket suppression.
+_SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\]|(?!\s*\[))", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _NESTED = "cannot parse: nested too deeply for Python's parser; the file was not checked"
 _VERSION = re.compile(r"__version__\s*=\s*['\"]([^'\"]+)['\"]")
@@ -211,8 +213,13 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
     files: list[Path] = []
     errors: list[str] = []
     walked: set[Path] = set()  # found under a directory (files named one by one may be excluded)
-    for path in paths:
-        if path.is_dir():
+    for path in dict.fromkeys(paths):  # "." named 1,000 times is walked once, not 1,000 times
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # a name too long for the file system (lintrunner's paths file)
+            errors.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if is_dir:
             found = _walk(path, errors)
             walked.update(found)
             files += found
@@ -221,7 +228,8 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
         else:
             errors.append(f"{path}: no such file or directory")
     if exclude:
-        kept = [f for f in files if not any(_excluded(f, pattern) for pattern in exclude)]
+        excluded = _Exclusion(exclude)
+        kept = [f for f in files if not excluded(f)]
         if walked and not walked.intersection(kept):
             # exclude = ["*"]: every file of the directories to lint is excluded; a green lint
             # that read nothing is no lint (a pre-commit run naming excluded files is fine)
@@ -230,6 +238,13 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
                           " [tool.lite_guard] exclude")
         files = kept
     return list(dict.fromkeys(files)), errors
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system: discover reports it
+        return False
 
 
 def _walk(top: Path, errors: list[str]) -> list[Path]:
@@ -260,11 +275,78 @@ def _walk(top: Path, errors: list[str]) -> list[Path]:
     return files
 
 
-def _excluded(path: Path, pattern: str) -> bool:
-    text = path.as_posix()
-    pattern = pattern.rstrip("/")
-    return path.match(pattern) or f"/{pattern}/" in f"/{text}" or text.endswith(f"/{pattern}") \
-        or text == pattern
+class _Exclusion:
+    """Is a file excluded: does a pattern match it (``Path.match``) or name one of its folders or
+    itself (``build/``)? Asking ``Path.match`` for every file and pattern parsed the pattern at
+    every call (20,000 files against 32 patterns took 5 s, 5,000 against 1,000 took 40 s). So
+    the patterns are read once; a pattern without wildcards is a set lookup of the file's
+    trailing parts; a folder's verdicts are reached once per folder; and a file's name is
+    matched once against the name parts of the wildcard patterns its folder leaves open."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        import fnmatch
+        from pathlib import PurePosixPath
+
+        self.names: set[str] = set()  # patterns as written: a file's path ends with one
+        self.folders: list[str] = []  # "/pattern/": a file under such a folder is excluded
+        # Wildcard patterns: their parts as regular expressions, last first (up to a "**"); an
+        # absolute one's first parts (up to a "**"); and whether matching the parts from the
+        # right is the whole of Path.match (a relative pattern without "**").
+        self.wild: list[tuple[str, list[str], list[str] | None, bool]] = []
+        self._by_folder: dict[str, tuple[bool, object, list]] = {}
+        for pattern in dict.fromkeys(p.rstrip("/") for p in patterns):
+            parts = PurePosixPath(pattern).parts
+            self.names.add(pattern)
+            self.folders.append(f"/{pattern}/")
+            if not parts:  # "", ".": Path.match raises ValueError, as it always did
+                PurePosixPath("x.py").match(pattern)
+            if str(PurePosixPath(pattern)) == pattern and not any(c in pattern for c in "*?["):
+                continue  # Path.match of a plain path is "the file's path ends with it": names
+            tail, head = [], None
+            for part in reversed(parts):
+                if "**" in part or part == "/":
+                    break
+                tail.append(fnmatch.translate(part))
+            if parts[0] == "/":
+                head = []
+                for part in parts[1:]:
+                    if "**" in part:
+                        break
+                    head.append(fnmatch.translate(part))
+            self.wild.append((pattern, tail, head, len(tail) == len(parts)))
+
+    def _folder(self, folder: str, parts: tuple[str, ...]) -> tuple[bool, object, list]:
+        """For the files of one folder: are they all excluded; the one expression a file's
+        name matches when a pattern excludes it; the patterns ``Path.match`` must decide."""
+        if any(inner in f"/{folder}" for inner in self.folders):
+            return True, None, []
+        above = parts[::-1]
+        exact, asked = [], []
+        for pattern, tail, head, whole in self.wild:
+            if head is not None and (parts[:1] != ("/",) or not all(
+                    re.match(h, part) for h, part in zip(head, parts[1:]))):
+                continue  # an absolute pattern: the file's first folders must match its first parts
+            if len(tail) <= len(above) + 1 and all(re.match(t, part) for t, part in zip(tail[1:], above)):
+                if whole:
+                    exact.append(tail[0])
+                else:
+                    asked.append((pattern, re.compile(tail[0]).match if tail else None))
+        return False, re.compile("|".join(exact)).match if exact else None, asked
+
+    def __call__(self, path: Path) -> bool:
+        text, name = path.as_posix(), path.name
+        folder = text[:len(text) - len(name)]  # "" or ending with "/"
+        if folder not in self._by_folder:
+            self._by_folder[folder] = self._folder(folder, path.parts[:-1])
+        excluded, exact, asked = self._by_folder[folder]
+        if excluded or text in self.names or (exact is not None and exact(name)):
+            return True
+        at = text.find("/")
+        while at != -1:
+            if text[at + 1:] in self.names:
+                return True
+            at = text.find("/", at + 1)
+        return any((last is None or last(name)) and path.match(pattern) for pattern, last in asked)
 
 
 def torch_version_of(path: Path) -> str | None:
@@ -321,7 +403,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
     files, report.errors = discover(paths, exclude)
     report.files = len(files)
     if tree_rules is None:
-        tree_rules = bool(paths) and all(p.is_dir() for p in paths)
+        tree_rules = bool(paths) and all(_is_dir(p) for p in paths)
     salt = "\0".join((__version__, registry.content_hash(), ruleset_hash(), str(SUMMARY_VERSION)))
     use_prefilter = prefilter.enabled()
     run_key = _run_key(salt, paths, exclude, tree_rules, limits, torch_version,

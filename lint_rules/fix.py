@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
+from tomlkit.exceptions import TOMLKitError
 
 from lint_rules.findings import Finding
 from lite_guard.atomic import write_text_atomic
@@ -38,6 +39,7 @@ class FixResult:
     added: list[str] = field(default_factory=list)  # "pass NAME" / "config MODULE:KEY"
     created: bool = False
     pyproject_updated: bool = False
+    unwritable: list[str] = field(default_factory=list)  # names TOML cannot hold
 
 
 def _is_shipped(path: Path) -> bool:
@@ -69,12 +71,21 @@ def _identity(header: str, table: Any) -> str:
     return f"config {table.get('module', 'inductor')}:{table['key']}"
 
 
-def entries_of(findings: list[Finding]) -> list[tuple[str, Any]]:
-    """(``pass`` | ``config``, tomlkit table) for each finding's hint, first occurrence only."""
+def entries_of(findings: list[Finding], unwritable: list[str] | None = None) -> list[tuple[str, Any]]:
+    """(``pass`` | ``config``, tomlkit table) for each finding's hint, first occurrence only.
+    A name holding a lone surrogate (``"\\ud800"`` in the code, or an undecodable byte of the
+    file's name, kept as ``\\udcff``) has no TOML spelling: TOML and UTF-8 hold Unicode scalar
+    values only. It is left out (its name added to ``unwritable``) and stays a finding."""
     seen: set[str] = set()
     entries = []
     for finding in findings:
         if not finding.hint:
+            continue
+        try:
+            finding.hint.encode("utf-8")
+        except UnicodeEncodeError:
+            if unwritable is not None and finding.name not in unwritable:
+                unwritable.append(finding.name)
             continue
         document = tomlkit.parse(finding.hint)
         for header in ("pass", "config"):
@@ -102,16 +113,38 @@ def _existing(document: Any) -> set[str]:
     return found
 
 
-def _add_to_pyproject(pyproject: Path, target: Path) -> None:
-    """Append the new file to [tool.lite_guard] registries, keeping the file's own style."""
-    document = tomlkit.parse(pyproject.read_text(encoding="utf-8"))
+_BOM = "\ufeff"
+
+
+def _parse(path: Path) -> tuple[Any, Any]:
+    """``path`` as a tomlkit document, and how to write it back as it was saved: the loaders
+    accept a UTF-8 BOM (Windows editors), which tomlkit refuses, and reading as text turned
+    CRLF line ends into LF, so --fix rewrote every line of a Windows file."""
+    raw = path.read_bytes().decode("utf-8")
+    bom = _BOM if raw.startswith(_BOM) else ""
+    crlf = "\r\n" in raw
+    try:
+        document = tomlkit.parse(raw[len(bom):].replace("\r\n", "\n"))
+    except TOMLKitError as exc:  # tomllib read it; tomlkit may still refuse
+        raise FixError(f"cannot edit {path}: tomlkit cannot parse it ({exc}); add the entries"
+                       " by hand") from None
+
+    def saved(text: str) -> str:
+        return bom + (text.replace("\n", "\r\n") if crlf else text)
+    return document, saved
+
+
+def _with_registry(pyproject: Path, target: Path) -> str:
+    """pyproject.toml's text with the new file appended to [tool.lite_guard] registries,
+    keeping the file's own style."""
+    document, saved = _parse(pyproject)
     tool = document.setdefault("tool", tomlkit.table(is_super_table=True))
     section = tool.setdefault("lite_guard", tomlkit.table())
     registries = section.setdefault("registries", tomlkit.array())
     relative = target.relative_to(pyproject.parent).as_posix()
     if relative not in [str(item) for item in registries]:
         registries.append(relative)
-    write_text_atomic(pyproject, tomlkit.dumps(document))
+    return saved(tomlkit.dumps(document))
 
 
 def apply_fix(findings: list[Finding], project_registries: list[Path],
@@ -119,9 +152,10 @@ def apply_fix(findings: list[Finding], project_registries: list[Path],
     """Write the missing entries; returns what was written where (nothing when all are there)."""
     target, add_to_project = choose_target(project_registries, extra_registries, pyproject)
     result = FixResult(target)
-    entries = entries_of(findings)
+    entries = entries_of(findings, result.unwritable)
+    saved = str  # a new file: as tomlkit writes it
     if target.exists():
-        document = tomlkit.parse(target.read_text(encoding="utf-8"))
+        document, saved = _parse(target)
     else:
         document = tomlkit.document()
         for line in _HEADER.splitlines():
@@ -138,9 +172,11 @@ def apply_fix(findings: list[Finding], project_registries: list[Path],
             document.add(header, tomlkit.aot())
         document[header].append(table)
         result.added.append(_identity(header, table))
-    write_text_atomic(target, tomlkit.dumps(document))
-    if add_to_project and pyproject is not None:
-        _add_to_pyproject(pyproject, target)
+    # Both texts first: a pyproject.toml that cannot be edited leaves no new registry behind.
+    project_text = _with_registry(pyproject, target) if add_to_project and pyproject else None
+    write_text_atomic(target, saved(tomlkit.dumps(document)))
+    if project_text is not None:
+        write_text_atomic(pyproject, project_text)
         result.pyproject_updated = True
     return result
 
@@ -186,4 +222,8 @@ def run_fix(args: Any, findings: list[Finding]) -> int:
     if result.pyproject_updated:
         print(escape_text(f"lite_guard check --fix: listed {result.target.name} in"
                           " [tool.lite_guard] registries"), file=sys.stderr)
+    for name in result.unwritable:
+        print(escape_text(f"lite_guard check --fix: not written: '{name}' holds a lone surrogate"
+                          " (an undecodable byte of a file name, or a \\ud800-style escape),"
+                          " which no TOML registry can hold; rename it"), file=sys.stderr)
     return 0

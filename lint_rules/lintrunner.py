@@ -22,7 +22,7 @@ import sys
 
 from lint_rules.findings import Finding
 from lint_rules.isolation import Unreadable
-from lite_guard.errors import escape_text
+from lite_guard.errors import _UNSAFE, escape_text
 
 LINTER_CODE = "LITE_GUARD"
 _PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
@@ -38,7 +38,12 @@ def _message(path: str | None, line: int | None, char: int | None, name: str, de
 
 
 def finding_message(finding: Finding) -> str:
-    description = finding.message + (f"\n\n{finding.hint}" if finding.hint else "")
+    # lintrunner prints the description in a terminal: a pass name's ESC sequence or bidi
+    # override is escaped there, as in our own text output. The hint stays TOML to paste: its
+    # odd characters sit inside TOML strings, where \\uXXXX is their own escape.
+    hint = "\n".join(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+                     for line in finding.hint.split("\n"))
+    description = escape_text(finding.message) + (f"\n\n{hint}" if finding.hint else "")
     return _message(finding.path, finding.line, finding.col, finding.code, description)
 
 
@@ -46,16 +51,16 @@ def problem_message(problem: str) -> str:
     """A registry problem ('path:line: message'): reported on the registry file, on any line."""
     match = _PROBLEM.match(problem)
     if match is None:
-        return _message(None, None, None, "LG-REGISTRY", problem, bypass=True)
+        return _message(None, None, None, "LG-REGISTRY", escape_text(problem), bypass=True)
     return _message(match["path"], int(match["line"]) or None, None, "LG-REGISTRY",
-                    match["message"], bypass=True)
+                    escape_text(match["message"]), bypass=True)
 
 
 def to_lintrunner(findings: list[Finding], registry_problems: list[str], errors: list[str]) -> str:
     """One JSON lint message a line: findings, registry problems, then errors of the run."""
     lines = [problem_message(p) for p in registry_problems]
     lines += [finding_message(f) for f in findings]
-    lines += [_message(None, None, None, "LG-ERROR", error, bypass=True) for error in errors]
+    lines += [_message(None, None, None, "LG-ERROR", escape_text(error), bypass=True) for error in errors]
     return "\n".join(lines)
 
 

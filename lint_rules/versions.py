@@ -50,7 +50,7 @@ def _read_file(path: Path, mtime_ns: int, size: int) -> str | None:
 def _valid(text: str) -> str | None:
     try:
         Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number past CPython's 4300-digit limit
         return None
     return text
 

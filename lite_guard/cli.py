@@ -29,7 +29,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors exit 2 with one line and a hint (argparse prints usage too)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        # argparse quotes what was typed as typed: an ESC or a newline in an argument is escaped.
+        self.exit(EXIT_USAGE, escape_text(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+                  + "\n")
 
 
 def command_entry_points() -> dict[str, EntryPoint]:

@@ -60,5 +60,7 @@ def config_hint(key: str, module: str, kind: str, type: str = "", lite_value: An
 
 def one_line(hint: str) -> str:
     """A hint folded onto a finding's line: ``[[pass]] name = "x", stage = "..." ...``."""
-    header, *fields = [line for line in hint.strip().splitlines() if line.strip()]
+    # tomlkit ends its lines with "\n" and writes U+0085, U+2028, U+001C-1E raw inside a string:
+    # str.splitlines() would cut a name there (and strip() eat its ends).
+    header, *fields = [line for line in hint.split("\n") if line]
     return f"{header} " + ", ".join(f for f in fields if not f.startswith("why"))

@@ -41,16 +41,20 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     pyproject = find_pyproject(start)
     if pyproject is None:
         return ProjectConfig()
+    raw = b""
     try:
-        text = _read_bounded(pyproject).decode("utf-8-sig")  # a BOM (Windows editors) is fine
+        raw = _read_bounded(pyproject)
+        text = raw.decode("utf-8-sig")  # a BOM (Windows editors) is fine
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise RegistryError(pyproject, 0, f"cannot read pyproject.toml: {reason}") from None
+        line = raw.count(b"\n", 0, exc.start + 3 * raw.startswith(b"\xef\xbb\xbf")) + 1 \
+            if isinstance(exc, UnicodeDecodeError) else 0
+        raise RegistryError(pyproject, line, f"cannot read pyproject.toml: {reason}") from None
     held = _READ.get(pyproject)
     if held is not None and held[0] == text:  # the same text: the same settings (every compile asks)
         return held[1]
     data = loads_toml(pyproject, text)
-    lines = text.splitlines()
+    lines = text.split("\n")  # as TOML counts lines (splitlines also cuts at U+2028, U+0085)
     tool = data.get("tool", {})
     section = tool.get("lite_guard", {}) if isinstance(tool, dict) else None
     if not isinstance(section, dict):
@@ -72,7 +76,13 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
                                 f"{_SECTION} {key} holds a path with a NUL character; remove it")
         return value
 
-    for pattern in strings("exclude"):
+    patterns = strings("exclude")
+    if len(patterns) > _MAX_EXCLUDE:  # every file is matched against every pattern
+        raise RegistryError(pyproject, _line_in_section(lines, "exclude"),
+                            f"{_SECTION} exclude has {len(patterns)} patterns, over the limit of"
+                            f" {_MAX_EXCLUDE}; exclude folders (\"build/\") or patterns"
+                            " (\"tests/*.py\") rather than files one by one")
+    for pattern in patterns:
         try:  # as lint_rules.engine matches it: "", "/" and "." are no pattern (a ValueError there)
             PurePosixPath("x.py").match(pattern.rstrip("/"))
         except ValueError:
@@ -93,6 +103,8 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
 
 
 _MAX_PYPROJECT_BYTES = 16 << 20
+# 20,000 files against 1,000 patterns is seconds; 100,000 patterns took minutes.
+_MAX_EXCLUDE = 1000
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -126,6 +138,7 @@ def _line_in_section(lines: list[str], key: str) -> int:
         stripped = lines[index].strip()
         if stripped.startswith("["):
             break
-        if stripped.split("=")[0].strip() == key:
+        written = stripped.split("=")[0].split(".")[0].strip()  # paths = / "paths" = / paths.x =
+        if written == key or written[1:-1] == key and written[:1] == written[-1:] and written[:1] in "\"'":
             return index + 1
     return header + 1

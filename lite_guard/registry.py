@@ -371,13 +371,25 @@ class Registry:
         exact = self._by_name.get(name)
         if exact is not None:
             return exact
-        for pattern, entry in self._wildcards().items():
+        for pattern in self._wildcard_names():
             if fnmatch.fnmatchcase(name, pattern):
-                return entry
+                return self._by_name[pattern]
         return None
 
     def _wildcards(self) -> dict[str, PassEntry]:
-        return {n: e for n, e in self._by_name.items() if "*" in n}
+        return {n: self._by_name[n] for n in self._wildcard_names()}
+
+    def _wildcard_names(self) -> tuple[str, ...]:
+        """The wildcard pass names, found once (per set of names): every lookup of a name no
+        entry spells walked every pass (1,000 lookups in a registry of 100,000: 19 s)."""
+        held = self.__dict__.get("_held_wildcards")
+        if held is None or held[0] is not self._by_name or held[1] != len(self._by_name):
+            held = (self._by_name, len(self._by_name), tuple(n for n in self._by_name if "*" in n))
+            self._held_wildcards = held
+        return held[2]
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_held_wildcards"}  # derived
 
     def get_config(self, key: str, module: str = "inductor") -> ConfigEntry | None:
         return self._by_key.get((module, key))
@@ -425,7 +437,8 @@ class Registry:
         digest = hashlib.sha256()
         for path in self.files:
             data = self._file_bytes.get(path, b"")
-            digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0")
+            # fsencode: a file name may hold any byte (kept as a surrogate escape in str)
+            digest.update(os.fsencode(str(path)) + b"\0" + str(len(data)).encode() + b"\0")
             digest.update(data)
         return digest.hexdigest()
 
@@ -463,7 +476,7 @@ def registry_paths(
 
 # Patterns as text: re compiles (and caches) them at their first use, i.e. only when a file is
 # parsed; a registry read from the cache never pays for them.
-_TABLE_HEADER = r"^\s*\[\[\s*(pass|config|pipeline|base)\s*\]\]"
+_TABLE_HEADER = r"^[ \t]*\[\[[ \t]*(pass|config|pipeline|base)[ \t]*\]\]"
 # A registry is a few hundred KB; anything far larger is not one (and must not fill memory).
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
@@ -507,12 +520,17 @@ def parse_registry_file(path: Path) -> ParsedFile:
                             " registries, LITE_GUARD_REGISTRIES or on the command line") from None
     except (OSError, ValueError) as exc:  # undecodable; a NUL in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise RegistryError(path, 0, f"cannot read registry file: {reason}; point the registry"
+        # An undecodable byte: on its line (utf-8-sig counts its position after the BOM).
+        line = raw.count(b"\n", 0, exc.start + 3 * raw.startswith(b"\xef\xbb\xbf")) + 1 \
+            if isinstance(exc, UnicodeDecodeError) else 0
+        raise RegistryError(path, line, f"cannot read registry file: {reason}; point the registry"
                             " path at a regular UTF-8 TOML file") from None
     data = loads_toml(path, text)
 
-    text_lines = text.splitlines()  # split once; every line lookup below shares it
-    lines = _entry_lines(text_lines)
+    # Split once, as TOML counts lines ("\n" only: str.splitlines() also splits at a U+2028,
+    # U+0085 or form feed that a string or comment may hold, and every later line would be off).
+    text_lines = text.split("\n")
+    lines = _entry_lines(text)
     unknown_tables = set(data) - {*_TABLES, "meta"}
     if unknown_tables:
         table = sorted(unknown_tables)[0]
@@ -541,12 +559,26 @@ def _as_table_list(path: Path, data: dict, table: str, lines: Sequence[str],
     return value
 
 
-def _entry_lines(lines: Sequence[str]) -> dict[str, list[int]]:
+# What may hold a "[[pass]]" line that is no header: multi-line strings (whose closing quotes
+# may be followed by up to two more), and the strings and comments that could open one falsely.
+_TOML_TEXT = (r'"""(?:\\.|[^\\])*?"{3,5}|\'\'\'.*?\'{3,5}|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*')
+
+
+def _entry_lines(text: str) -> dict[str, list[int]]:
+    """The line of each ``[[table]]`` header, in order; a header-like line inside a multi-line
+    string is text, not a header (tomllib has already accepted the file)."""
     found: dict[str, list[int]] = {table: [] for table in _TABLES}
-    for number, line in enumerate(lines, start=1):
-        match = re.match(_TABLE_HEADER, line)
-        if match:
-            found[match.group(1)].append(number)
+    inside = [m.span() for m in re.finditer(_TOML_TEXT, text, re.S) if m.group()[:3] in ('"""', "'''")]
+    span, line, counted = 0, 1, 0
+    for match in re.finditer(_TABLE_HEADER, text, re.M):
+        start = match.start()
+        while span < len(inside) and inside[span][1] <= start:
+            span += 1
+        if span < len(inside) and inside[span][0] < start:
+            continue
+        line += text.count("\n", counted, start)
+        counted = start
+        found[match.group(1)].append(line)
     return found
 
 
@@ -565,7 +597,8 @@ def _field_pattern(field_name: str) -> re.Pattern[str]:
 def _field_line(lines: Sequence[str], entry_line: int, field_name: str) -> int:
     """Line of ``field =`` inside the entry that starts at entry_line (or the header line).
 
-    ``lines`` is the file split once (``str.splitlines``), shared by every lookup in the file.
+    ``lines`` is the file split once (at "\\n", as TOML counts lines), shared by every lookup
+    in the file.
     """
     pattern = _field_pattern(field_name)
     for index in range(entry_line, len(lines)):
@@ -608,8 +641,9 @@ def _check_torch_spec(path, spec, line, lines) -> None:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
-        SpecifierSet(spec)
-    except InvalidSpecifier:
+        for bound in SpecifierSet(spec):
+            bound.contains("2.13.0")  # reads the bound's version: a 5,000-digit one raises here
+    except (InvalidSpecifier, ValueError):  # ValueError: a number past CPython's 4300-digit limit
         raise RegistryError(path, _field_line(lines, line, "torch"),
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
 
@@ -706,6 +740,20 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
         raise RegistryError(path, _field_line(lines, line, "region"),
                             f"region policy {region!r} of '{key}' must be \"forced\", \"free\" or"
                             " a list of the values a region may set")
+    for field_name, values in (("lite_value", [raw.get("lite_value")]),
+                               ("region", region if isinstance(region, list) else [])):
+        odd = next((v for v in values if _non_finite(v)), None)
+        if odd is not None:
+            raise RegistryError(path, _field_line(lines, line, field_name),
+                                f"config '{key}': {field_name} holds {odd!r}: nan and inf are no"
+                                " value lite mode can force or compare (nan equals nothing, and"
+                                " JSON, which lite-config prints, has neither); write a finite number")
+        dated = next((v for v in values if _toml_date(v)), None)
+        if dated is not None:
+            raise RegistryError(path, _field_line(lines, line, field_name),
+                                f"config '{key}': {field_name} holds {dated!r}: a TOML date or time is"
+                                " no torch config value (and JSON, which lite-config prints, has"
+                                " none); write it as a string")
     torch_spec = _require_str(path, raw, "torch", line, lines, required=False)
     _check_torch_spec(path, torch_spec, line, lines)
     return ConfigEntry(
@@ -714,6 +762,30 @@ def _parse_config(path: Path, raw: dict, line: int, lines: Sequence[str]) -> Con
         why=_require_str(path, raw, "why", line, lines, required=False),
         torch=torch_spec, origin=str(path), line=line,
     )
+
+
+def _toml_date(value: Any) -> bool:
+    """A TOML date, time or date-time, or a list or table holding one."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return True
+    if isinstance(value, list):
+        return any(_toml_date(v) for v in value)
+    if isinstance(value, dict):
+        return any(_toml_date(v) for v in value.values())
+    return False
+
+
+def _non_finite(value: Any) -> bool:
+    """nan or inf, or a list or table holding one (TOML has them; JSON and equality do not)."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    return False
 
 
 def _parse_pipeline(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PipelineEntry:
@@ -735,10 +807,12 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
     _check_qualified(path, name, "name", line, lines,
                      "torch._inductor.custom_graph_pass:CustomGraphPass")
     role = _require_str(path, raw, "role", line, lines, choices=BASE_ROLES)
-    position = raw.get("name_position", -1)
-    if not isinstance(position, int) or isinstance(position, bool):
+    position = raw.get("name_position", -1)  # -1: none
+    if not isinstance(position, int) or isinstance(position, bool) \
+            or "name_position" in raw and position < 0:  # written -1 or -5: silently "none"
         raise RegistryError(path, _field_line(lines, line, "name_position"),
-                            "'name_position' must be an integer (the argument's index, self excluded)")
+                            "'name_position' must be an integer, 0 or more (the argument's index,"
+                            " self excluded)")
     name_arg = _require_str(path, raw, "name_arg", line, lines, required=False)
     # pattern_registration: name_arg / name_position is the argument holding the target pass
     # dict; without one, the function always registers into its own module's pattern passes.

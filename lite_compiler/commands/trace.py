@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     args.script_path = os.path.abspath(args.script)
     args.html_path = os.path.abspath(args.html) if args.html else None
     problem = unwritable(Path(args.html_path), folder=False) if args.html else None
+    if args.html and _same_file(args.html_path, args.script_path):  # the page would replace it
+        problem = f"{args.html} is the script itself, which the page would replace"
     if problem:  # said now, not after the script ran twice
         print(escape_text(f"lite_guard trace: --html: {problem}; pass another path"), file=sys.stderr)
         return 2
@@ -78,6 +80,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
     return report.finish(lite, default, violation, failure or default_failure)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)  # through links too
+    except OSError:  # the page does not exist yet
+        return False
 
 
 def _one_line(exc: BaseException) -> str:
@@ -135,7 +144,7 @@ class _Report:
                       file=sys.stderr)
                 return 2
             if not args.json:
-                print(f"wrote {args.html}")
+                print(escape_text(f"wrote {args.html}"))  # the name may hold any character
         return 1 if violation else 0
 
 

@@ -13,6 +13,9 @@ from lite_guard.registry import LITE_FLAGS, STAGES, PassEntry
 
 COLUMNS = ("name", "stage", "lite", "kind", "gated by", "why")
 RICH_TABLE_ROWS = 2000  # above this, ``registry list`` prints plain lines (_print_plain)
+# ... and above this much text: rich lays out about 100,000 characters a second (the shipped
+# registry is 100,000), so one 5 MB ``why`` ran for minutes.
+RICH_TABLE_CHARS = 250_000
 
 
 def register(subparsers) -> None:
@@ -44,7 +47,7 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([_public(e.as_dict()) for e in entries], indent=2))
         return 0
-    if len(entries) > RICH_TABLE_ROWS:
+    if len(entries) > RICH_TABLE_ROWS or sum(map(_text_size, entries)) > RICH_TABLE_CHARS:
         _print_plain(entries)
         return 0
     from rich.console import Console
@@ -63,10 +66,17 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _text_size(e: PassEntry) -> int:
+    return len(e.name) + len(e.stage) + len(e.lite) + len(e.kind) + sum(map(len, e.gated_by)) \
+        + len(e.why)
+
+
 def _print_plain(entries: list[PassEntry]) -> None:
     """One tab-separated line per pass: rich took 2 minutes to lay out a table of 100,000 rows,
     and nobody reads that many in boxes; grep and cut can."""
-    print(f"{len(entries)} passes (tab-separated: more than {RICH_TABLE_ROWS} rows)")
+    many = (f"more than {RICH_TABLE_ROWS} rows" if len(entries) > RICH_TABLE_ROWS
+            else f"more than {RICH_TABLE_CHARS} characters")
+    print(f"{len(entries)} passes (tab-separated: {many})")
     print("\t".join(COLUMNS))
     for e in entries:
         cells = (e.name, e.stage, e.lite, e.kind, ", ".join(e.gated_by), e.why)
@@ -90,8 +100,8 @@ def run_show(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     for key, value in _public(entry.as_dict()).items():
-        if isinstance(value, (list, tuple)):
-            value = ", ".join(value)
+        if isinstance(value, (list, tuple)):  # gated_by's names, or a region's allowed values
+            value = ", ".join(v if isinstance(v, str) else json.dumps(v) for v in value)
         print(f"{key:>10}: {escape_text(str(value))}")  # one line each, whatever the TOML held
     if isinstance(entry, PassEntry):
         print(f"{'lite-safe':>10}: {'yes' if entry.lite_safe else 'no'}")
