@@ -329,10 +329,14 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     # A decomposition or lowering calls helpers of its own module by global name
     # (torch._decomp.decompositions.apply_loss_reduction): the modules whose code the lowering
     # and decomposition tables hold (derived from the tables, one level) are swept as well.
+    # Only their module-level values: what a decomposition calls by global name. Not their
+    # classes' bases: a home module's class deriving from torch.nn.Module would make every method
+    # added to nn.Module (transformers adds Module.smart_apply when it initialises weights) look
+    # like a patch of the compile pipeline, which nothing there calls.
     for name in list(homes):  # one level: the tables those modules hold are not followed
         module = sys.modules.get(name)
         if name not in modules and module is not None and _file_in_torch(getattr(module, "__file__", None) or "<none>"):
-            sweep(name, module)
+            found += _contents_of(name, module)[1]
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
     return found

@@ -504,3 +504,19 @@ def test_torchs_realigning_wrapper_of_the_region_call_passes_and_others_are_name
         "test_torchs_realigning_wrapper_of_the_region_call_passes_and_others_are_named.<locals>.other")
     assert _foreign_wrapper(lambda args: runner.call(args), function) == qualified(
         "test_torchs_realigning_wrapper_of_the_region_call_passes_and_others_are_named.<locals>.<lambda>")
+
+
+def test_a_method_transformers_adds_to_nn_module_is_not_a_patch_of_the_pipeline(monkeypatch):
+    """transformers' weight initialisation adds ``torch.nn.Module.smart_apply`` (a new name;
+    nothing in the compile pipeline calls it): the sweep of the modules the op tables' code lives
+    in reads their module-level values, not their classes' bases, so it is not refused."""
+
+    def smart_apply(self, fn):  # as transformers.modeling_utils defines it, in spirit
+        for module in self.children():
+            module.smart_apply(fn)
+        fn(self)
+        return self
+
+    monkeypatch.setattr(torch.nn.Module, "smart_apply", smart_apply, raising=False)
+    x, w = torch.randn(8, 8), torch.randn(8, 8)
+    assert torch.allclose(compile_lite(cos_region_fn)(x, w), aot_eager(cos_region_fn, x, w), atol=1e-5)
