@@ -188,3 +188,20 @@ def compile_lite(fn: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
 
     torch._dynamo.reset()
     return torch.compile(fn, backend="lite", **kwargs)
+
+
+def aot_eager_result(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` compiled fresh with ``backend="aot_eager"``: the reference."""
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="aot_eager")(*args)
+
+
+def refused_by_lite(fn: Callable[..., Any], *args: Any) -> Any:
+    """The ``LitePassViolation`` a lite compile of ``fn(*args)`` raises (fails if none)."""
+    import pytest
+
+    import lite_compiler
+
+    with pytest.raises(lite_compiler.LitePassViolation) as err:
+        compile_lite(fn)(*args)
+    return err.value

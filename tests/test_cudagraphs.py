@@ -213,16 +213,21 @@ def test_an_item_on_the_host_falls_back_and_one_kept_on_device_replays_bitwise()
     _assert_bitwise(ours, expected)
 
 
+def _tables_and_inputs(seed: int, tables: int):
+    """``tables`` values for TABLE and the (x, w) inputs of _reads_a_table, on the GPU."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    values = [torch.randn(8, device="cuda", generator=gen) for _ in range(tables)]
+    return values, (torch.randn(3, 4, device="cuda", generator=gen),
+                    torch.randn(4, 8, device="cuda", generator=gen, requires_grad=True))
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_global_tensor_is_a_static_input_and_rebinding_it_records_again_bitwise():
     global TABLE
     saved = TABLE
     try:
-        gen = torch.Generator(device="cuda").manual_seed(3)
-        first = torch.randn(8, device="cuda", generator=gen)
-        inputs = (torch.randn(3, 4, device="cuda", generator=gen),
-                  torch.randn(4, 8, device="cuda", generator=gen, requires_grad=True))
+        (first,), inputs = _tables_and_inputs(seed=3, tables=1)
         TABLE = first
         torch._dynamo.reset()
         graphed = torch.compile(_reads_a_table, backend="lite", options={"cudagraphs": True})
@@ -248,10 +253,7 @@ def test_a_global_replaced_at_every_step_is_copied_after_two_replacements_bitwis
     global TABLE
     saved = TABLE
     try:
-        gen = torch.Generator(device="cuda").manual_seed(4)
-        tables = [torch.randn(8, device="cuda", generator=gen) for _ in range(6)]
-        inputs = (torch.randn(3, 4, device="cuda", generator=gen),
-                  torch.randn(4, 8, device="cuda", generator=gen, requires_grad=True))
+        tables, inputs = _tables_and_inputs(seed=4, tables=6)
 
         def run(fn):
             global TABLE

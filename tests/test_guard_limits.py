@@ -11,7 +11,9 @@ import torch
 import torch.nn.functional as F
 
 import lite_compiler
+from compiler_models import aot_eager_result as aot_eager
 from compiler_models import compile_lite
+from compiler_models import refused_by_lite as refused
 from lite_compiler import hooks
 
 aten = torch.ops.aten
@@ -30,17 +32,6 @@ def torch_untouched():
     yield
     RAN.clear()
     assert not hooks.installed() and not lite_compiler.guard_active()
-
-
-def aot_eager(fn, *args):
-    torch._dynamo.reset()
-    return torch.compile(fn, backend="aot_eager")(*args)
-
-
-def refused(fn, *args):
-    with pytest.raises(lite_compiler.LitePassViolation) as err:
-        compile_lite(fn)(*args)
-    return err.value
 
 
 def loss_region_fn(x, y):
