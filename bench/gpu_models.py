@@ -825,10 +825,31 @@ def _flex(flex: dict) -> list[str]:
     for name in ("lite-guard lite", "lite-guard lite + cudagraphs", "lite-guard lite + bitwise fusion",
                  "lite-guard lite + cudagraphs + bitwise fusion"):
         if name in rows and default:
-            value = rows[name]["step_ms"] / default
-            lines.append(f"Goal \"region step <= 1.0x default mode\", {name}: {value:.2f}x:"
-                         f" {'met' if value <= 1.0 else '**not met**'}.")
+            lines.append(_flex_goal(name, rows[name]["step_ms"] / default,
+                                    _round_ratios(by_variant.get(name, []),
+                                                  by_variant.get("default inductor", []))))
     return lines
+
+
+def _round_ratios(runs: list[dict], defaults: list[dict]) -> list[float]:
+    """A variant's step over default mode's, within each round both measured (interleaved
+    processes: a slow stretch of the machine falls on both)."""
+    base = {r.get("round"): r["step_ms"] for r in defaults if "step_ms" in r}
+    return [r["step_ms"] / base[r.get("round")] for r in runs
+            if "step_ms" in r and base.get(r.get("round"))]
+
+
+def _flex_goal(name: str, median_ratio: float, per_round: list[float]) -> str:
+    """The goal line: with several rounds it is met only when met within every round (the median of
+    an even number of rounds would be the faster one)."""
+    if len(per_round) < 2:
+        return (f"Goal \"region step <= 1.0x default mode\", {name}: {median_ratio:.2f}x:"
+                f" {'met' if median_ratio <= 1.0 else '**not met**'}.")
+    met = sum(ratio <= 1.0 for ratio in per_round)
+    verdict = "met" if met == len(per_round) else "**not met**"
+    return (f"Goal \"region step <= 1.0x default mode\", {name}: "
+            + ", ".join(f"{ratio:.2f}x" for ratio in per_round)
+            + f" within its rounds, met in {met} of {len(per_round)}: {verdict}.")
 
 
 def markdown(report: dict, flex: dict | None = None) -> str:

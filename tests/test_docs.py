@@ -306,3 +306,27 @@ def test_stale_label_is_written_once_into_the_stale_section_only(tmp_path):
     stale_line = next(line for line in speed.body.splitlines() if line.startswith("Stale: "))
     assert f"1 later commit(s) (newest {newest}) changed the code it measured since {measured}" in stale_line
     assert "| 1 s |" in speed.body and "Stale: " not in other.body
+
+
+def test_the_flex_goal_over_several_rounds_is_met_only_when_met_within_every_round():
+    """Two interleaved rounds: the median of two would be the faster one; the goal line judges
+    each round's ratio to default mode in that round instead."""
+    import sys
+
+    sys.path.insert(0, str(REPO))
+    from bench.gpu_models import _flex
+
+    def row(variant: str, number: int, step: float) -> dict:
+        return {"variant": variant, "round": number, "step_ms": step, "host_ms": step,
+                "first_call_s": 1.0, "peak_mem_mib": 60.0}
+
+    report = {"rows": [row("default inductor", 1, 1.0), row("lite-guard lite", 1, 1.4),
+                       row("lite-guard lite + cudagraphs", 1, 0.9), row("default inductor", 2, 1.0),
+                       row("lite-guard lite", 2, 0.9), row("lite-guard lite + cudagraphs", 2, 0.95)]}
+    goals = [line for line in _flex(report) if line.startswith("Goal")]
+    assert goals == [
+        'Goal "region step <= 1.0x default mode", lite-guard lite: 1.40x, 0.90x within its rounds,'
+        " met in 1 of 2: **not met**.",
+        'Goal "region step <= 1.0x default mode", lite-guard lite + cudagraphs: 0.90x, 0.95x within'
+        " its rounds, met in 2 of 2: met.",
+    ]
