@@ -307,15 +307,52 @@ class _Check:
             if words:
                 summary["handed"].ask_words(frozenset(words))
         for module, summary in index.modules.items():
-            for name, (line, col, evidence, decorators) in (summary.get("graph_fns") or {}).items():
+            for name, (line, col, evidence, *_) in (summary.get("graph_fns") or {}).items():
                 # the decorator first: it is known without the files that hand the function on
                 where = decorated[(module, name)] or handed.get((module, name))
                 identity = index.identity(module, name)
+                if not where and identity not in self.names:
+                    where = self._unclaimed_rewrite(module, name)
                 if not where or identity in self.names:
                     continue
                 self._found(module, line, col, identity,
                             f"function taking an FX graph ({evidence}), {where}", "function",
                             guess_stage(real_module(module), name))
+
+    def _unclaimed_rewrite(self, module: str, name: str) -> str:
+        """A graph function that rewrites its graph (itself, or a function of the tree it hands
+        the graph to, three calls deep) while nothing in the linted paths calls it or hands it
+        on: what installs it is outside them (DeepSpeed's ``compile/passes`` linted alone), so
+        it is a pass by its effect; a step some function of the tree calls is not. Names the
+        rewrite, or ""."""
+        index = self.index
+        if any(name in (summary.get("called") or ()) if type(summary) is dict
+                else name in summary["called"]  # a stub: asks its file for the word
+                for summary in index.modules.values()):
+            return ""
+        seen: set[tuple[str, str]] = set()
+        todo, how = [(module, name, 0)], ""
+        while todo and not how:
+            at, qualname, depth = todo.pop()
+            if (at, qualname) in seen or depth > 3:
+                continue
+            seen.add((at, qualname))
+            summary = index.modules.get(at) or {}
+            entry = (summary.get("graph_fns") or {}).get(qualname)
+            rewrite, callees = entry[4] if entry is not None and len(entry) > 4 else (
+                (summary.get("rewriters") or {}).get(qualname, ""), [])
+            if rewrite:
+                how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
+                how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
+                break
+            for callee in callees:
+                ref = index.expr_ref(at, qualname, callee, "")
+                if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
+                    todo.append((ref[1], ref[2], depth + 1))
+        if not how:
+            return ""
+        return (f"rewrites it ({how}) and nothing in the linted paths calls it or hands it on:"
+                " it is installed from outside them")
 
     # ---- values handed to a pass or compiler argument ---------------------------------------
     def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
@@ -323,6 +360,15 @@ class _Check:
         resolves to (``aot_autograd`` through imports and aliases, ``pm.add_pass`` through the
         class of ``pm``), and that callable's display name."""
         index = self.index
+        if site.get("kwdict"):  # kwargs["partition_fn"] = p: each callable taking that keyword
+            found = {name: tuple(r for r in rows if r[1] == site["kwdict"])
+                     for name, rows in index.vocab.arguments.items()}
+            found = {name: rows for name, rows in found.items() if rows}
+            roles = {row[0] for rows in found.values() for row in rows}
+            if len(roles) != 1:
+                return "", ()
+            names = sorted(name.rsplit(":", 1)[-1] for name in found)
+            return " / ".join(names), next(iter(found.values()))
         ref = index.expr_ref(module, site["scope"], site["callee"], site["class"])
         dotted = _ref_dotted(ref)
         callee = site["callee"]
@@ -367,6 +413,8 @@ class _Check:
                                                   f"{callee}({keyword or position}=...)")
                 continue
             form = f"handed to {callee}({keyword or position}=...)"
+            if site.get("kwdict"):  # kwargs["partition_fn"] = p, kwargs a caller passes on
+                form = f"stored as {site['callee'][1]}, the keywords {callee}({keyword}=...) is given"
             stage = stage or guess_stage(row_name.partition(":")[0])
             for value in values:
                 if isinstance(value, Unresolved):
