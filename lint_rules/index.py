@@ -1040,7 +1040,7 @@ class _Extractor(ast.NodeVisitor):
         elif self.rewrites:  # a helper a graph function may hand its graph to (any position)
             rewrite = _graph_rewrites(node, "", self.vocab)[0]
             if rewrite:
-                self.summary.setdefault("rewriters", {})[node.name] = rewrite
+                self.summary.setdefault("rewriters", {})[node.name] = [rewrite]
         if params and self.vocab.graph_mutators:
             effects = self._graph_effects(node, params)
             if effects is not None:

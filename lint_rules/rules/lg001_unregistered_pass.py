@@ -320,39 +320,54 @@ class _Check:
                             guess_stage(real_module(module), name))
 
     def _unclaimed_rewrite(self, module: str, name: str) -> str:
-        """A graph function that rewrites its graph (itself, or a function of the tree it hands
-        the graph to, three calls deep) while nothing in the linted paths calls it or hands it
-        on: what installs it is outside them (DeepSpeed's ``compile/passes`` linted alone), so
-        it is a pass by its effect; a step some function of the tree calls is not. Names the
-        rewrite, or ""."""
+        """A graph function that rewrites its graph (itself, or through a function of the tree
+        it hands the graph to, three calls deep) in a part of a package linted without the rest
+        (DeepSpeed's ``compile/passes`` alone), when nothing in the linted paths calls it,
+        imports it or hands it on: what installs it is outside them, so it is reported by its
+        effect (the lint cannot see that it is not a pass). With its top-level package linted,
+        the installer is in view: a function nothing there runs is an API entry or dead code,
+        not reported; so is a compiler (``backend=f``), a step some function calls and a
+        function decorated by one of the tree (its decorator is what installs it, in view).
+        Says why it is a pass, or ""."""
         index = self.index
-        if any(name in (summary.get("called") or ()) if type(summary) is dict
-                else name in summary["called"]  # a stub: asks its file for the word
-                for summary in index.modules.values()):
+        package = real_module(module).split(".", 1)[0]
+        if index.in_tree(package) or (module, name) in self.compilers:
             return ""
+        for decorator in (index.modules[module].get("graph_fns") or {})[name][3]:
+            ref = index.expr_ref(module, "", decorator[1] if decorator[0] == "call" else decorator, "")
+            if ref[0] in ("func", "value", "class", "instance") and isinstance(ref[1], str) \
+                    and index.in_tree(ref[1]):
+                return ""  # @register_memory_policy("full"): what installs it is in view
+        target = f"{real_module(module)}:{name}"
+        for summary in index.modules.values():
+            if type(summary) is not dict:
+                if name in summary["called"]:  # a stub: asks its file for the word
+                    return ""
+            elif name in (summary.get("called") or ()) or target in summary["imports"].values():
+                return ""
         seen: set[tuple[str, str]] = set()
-        todo, how = [(module, name, 0)], ""
-        while todo and not how:
+        todo = [(module, name, 0)]
+        while todo:
             at, qualname, depth = todo.pop()
             if (at, qualname) in seen or depth > 3:
                 continue
             seen.add((at, qualname))
             summary = index.modules.get(at) or {}
             entry = (summary.get("graph_fns") or {}).get(qualname)
-            rewrite, callees = entry[4] if entry is not None and len(entry) > 4 else (
-                (summary.get("rewriters") or {}).get(qualname, ""), [])
+            helper = (summary.get("rewriters") or {}).get(qualname)
+            rewrite, callees = (entry[4][0], entry[4][1]) if entry is not None and len(entry) > 4 \
+                else (helper[0] if helper else "", [])
             if rewrite:
                 how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
                 how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                break
+                return (f"rewrites it ({how}) and nothing in the linted paths calls it or hands it"
+                        f" on: what installs it is outside them (its package {package} is not"
+                        " linted whole)")
             for callee in callees:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
                     todo.append((ref[1], ref[2], depth + 1))
-        if not how:
-            return ""
-        return (f"rewrites it ({how}) and nothing in the linted paths calls it or hands it on:"
-                " it is installed from outside them")
+        return ""
 
     # ---- values handed to a pass or compiler argument ---------------------------------------
     def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
