@@ -105,11 +105,17 @@ class Vocabulary:
     # position, stage) rows: what flows into a pass argument is a pass (partition_fn=, PassManager's
     # passes); what flows into a compiler argument compiles a graph (backend=, fw_compiler=)
     arguments: dict[str, tuple[tuple[str, str, int, str], ...]] = field(default_factory=dict)
+    # role = "lowering_registration": the functions that change which lowering, decomposition or
+    # fallback Inductor uses for an op (register_lowering, make_fallback): read outside torch only
+    lowerings: frozenset[str] = frozenset()
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
-        bases, graph_types, mutations, arguments = {}, {}, {}, {}
+        bases, graph_types, mutations, arguments, lowerings = {}, {}, {}, {}, set()
         for base in getattr(registry, "bases", ()):
+            if base.role == "lowering_registration":
+                lowerings.add(base.name)
+                continue
             if base.role == "graph_type":
                 graph_types[base.name] = tuple(base.members)
                 continue
@@ -136,7 +142,7 @@ class Vocabulary:
                 module = CONFIG_MODULES.get(config.module, config.module)
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
-        return cls(bases, hooks, roots, graph_types, mutations, arguments)
+        return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings))
 
     @functools.cached_property
     def graph_names(self) -> frozenset[str]:
@@ -175,7 +181,13 @@ class Vocabulary:
         the callable's last name where the argument may also be passed by position."""
         return frozenset(word for name, rows in self.arguments.items() for _, arg, position, _ in rows
                          for word in (arg, name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
-                                      if position >= 0 else "") if word)
+                                      if position >= 0 else "") if word) | self.lowering_names
+
+    @functools.cached_property
+    def lowering_names(self) -> frozenset[str]:
+        """``register_lowering``, ``make_fallback``: calls (and decorators) of these outside
+        torch are recorded ("reg" sites, LG001); their words make such a file read there."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in self.lowerings)
 
     @functools.cached_property
     def _argument_pattern(self) -> "re.Pattern[str] | None":
@@ -214,7 +226,7 @@ class Vocabulary:
         (``register_graph_pattern``): calls to these are recorded ("reg" sites)."""
         return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
                          for name, (role, _, _) in self.bases.items()
-                         if role == "pattern_registration")
+                         if role == "pattern_registration") | self.lowering_names
 
     @functools.cached_property
     def by_dotted(self) -> dict[str, str]:
@@ -337,7 +349,7 @@ class Vocabulary:
     def _key(self) -> str:
         return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots),
                      sorted(self.graph_types.items()), sorted(self.mutations.items()),
-                     sorted(self.arguments.items())))
+                     sorted(self.arguments.items()), sorted(self.lowerings)))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
@@ -955,7 +967,8 @@ class _Extractor(ast.NodeVisitor):
                 self._graph_function(node)
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and not self.light \
-                    and _last(decorator.func) in self.vocab.registrations:
+                    and _last(decorator.func) in self.vocab.registrations and (
+                        self.outside_torch or _last(decorator.func) not in self.vocab.lowering_names):
                 self._registration(decorator, qualname)  # @register_graph_pattern(...) def h
             if self.outside_torch and not self.light and _last(
                     decorator.func if isinstance(decorator, ast.Call) else decorator) \
@@ -1706,7 +1719,10 @@ class _Extractor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = _last(func)
-        if name in self.vocab.registrations and not self.light:
+        if name in self.vocab.registrations and not self.light and (
+                self.outside_torch or name not in self.vocab.lowering_names):
+            if isinstance(func, ast.Call):  # register_decomposition([op])(fn): one site
+                self.registered.add(id(func))
             self._registration(node)
         if name in self.argument_callees and self.outside_torch and not self.light:
             self._argument(node)  # aot_autograd(partition_fn=p), PassManager([p]), backend=f

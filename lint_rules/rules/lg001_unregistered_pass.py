@@ -808,12 +808,26 @@ class _Check:
         if is_torch_module(real_module(module)):
             return
         index, call = self.index, site["call"]
+        if call[0] == "call" and call[1][:1] == ["call"] and call[2]:
+            # register_decomposition([op])(fn): the inner call registers its argument fn
+            call, site = call[1], {**site, "handler": text_of(call[2][0])}
         if call[0] != "call" or call[1][:1] != ["n"]:
             return
+        head, _, rest = call[1][1].partition(".")
+        imported = (index.modules[module].get("imports") or {}).get(head) if rest else None
+        if imported:  # lowering.register_lowering, `from torch._inductor import lowering`
+            lowering = {n.replace(":", "."): n for n in index.vocab.lowerings}.get(
+                f"{imported.replace(':', '.')}.{rest}")
+            if lowering is not None:
+                self._lowering(module, site, call, lowering)
+                return
         function = index.resolve_name(module, site["scope"], call[1][1], site["class"])
         if function[0] not in ("ext", "func") or not function[2]:
             return
         name = f"{function[1]}:{function[2]}"
+        if name in index.vocab.lowerings:
+            self._lowering(module, site, call, name)
+            return
         role, arg, position = index.vocab.bases.get(name, ("", "", -1))
         if role != "pattern_registration":
             return
@@ -834,6 +848,33 @@ class _Check:
                     f"a pattern registered by {short} into torch's pattern pass {target}; it runs"
                     " under that torch pass's name, which is all the runtime guard sees",
                     "pattern", guess_stage(target))
+
+    def _lowering(self, module: str, site: dict, call: list, name: str) -> None:
+        """``@register_lowering(aten.x)``, ``make_fallback(aten.y)``, ``register_decomposition``
+        outside torch (a registry ``lowering_registration``): a change of torch's global tables
+        that decide how Inductor lowers or decomposes an op, in every later compile (a lite
+        region's too), which no hook sees; the same edit as ``lowerings[op] = f``. Named by the
+        function registered, or for a fallback by the call and its op."""
+        short = name.rsplit(":", 1)[-1]
+        table = call[3].get("registry") or (call[2][1] if len(call[2]) > 1 else None)
+        if short == "register_decomposition" and table is not None and not _text_is_torch(
+                self.index.modules[module], table):
+            return  # registry=own_table (torch-tensorrt): the project's own table, not torch's
+        ops = text_of(call[2][0]) if call[2] else (text_of(call[3]["aten_op"])
+                                                   if "aten_op" in call[3] else "?")
+        handler = site["handler"]
+        if handler:
+            identity = qualified_name(real_module(module), handler)
+            what = f"registers {handler} with {short}({ops}) in torch's global table"
+        else:
+            owner = _owner(site)
+            identity = qualified_name(real_module(module), f"{owner + '.' if owner else ''}"
+                                                           f"{short}({ops})")
+            what = f"calls {short}({ops}), a change of torch's global table"
+        self._found(module, site["line"], site["col"], identity,
+                    f"{what}: every later compile lowers or decomposes that op so, lite regions"
+                    " included, and no hook sees it", "function",
+                    guess_stage(name.partition(":")[0]))
 
     def _unresolved_target(self, module: str, site: dict, given: Any, function: str) -> None:
         """A registration whose target pattern pass the index cannot follow (a parameter, a
@@ -1097,6 +1138,13 @@ def _imported_inside(module: str, summary: dict, text: str) -> tuple[str, str] |
             package = package.rpartition(".")[0]
         source = f"{package}.{source}" if source else package
     return real_module(source), name
+
+
+def _text_is_torch(summary: dict, expr: Any) -> bool:
+    """Is this expression a name imported from torch (``decomposition.decompositions``)?"""
+    text = text_of(expr)
+    imported = (summary.get("imports") or {}).get(text.split(".", 1)[0], "")
+    return text.startswith("torch.") or imported.split(".", 1)[0].split(":", 1)[0] == "torch"
 
 
 def _registered_as(klass: dict) -> str | None:
