@@ -30,6 +30,8 @@ def prepare(name: str, source: dict, trees: Path, mirrors: Path) -> Path:
     if source["kind"] == "data":
         if not root.exists():
             shutil.copytree(REPO / source["path"], root)
+            for origin, there in source.get("copy", {}).items():  # the same forms, in torch
+                shutil.copyfile(REPO / origin, root / there)
         return root
     if not (root / ".complete").exists():
         root.mkdir(parents=True, exist_ok=True)

@@ -11,11 +11,8 @@ off, the exact path, line, column, code and message of every finding."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
-from test_lint_dynamic_installs import BIN, _lg001
+from test_lint_dynamic_installs import _check, _lg001
 
 PACKAGE = {"proj/__init__.py": "", "proj/compile/__init__.py": "",
            "proj/compile/passes/__init__.py": ""}
@@ -143,27 +140,11 @@ CASES = {
          "torch/_inductor/mine.py": LOWERINGS}, ".", []),
 }
 
-def _check(tmp_path, files: dict[str, str], target: str, prefilter: bool):
-    root = tmp_path / "tree"
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("LITE_GUARD_NO_PREFILTER", None)
-    if not prefilter:
-        env["LITE_GUARD_NO_PREFILTER"] = "1"
-    result = subprocess.run([str(BIN / "lite_guard"), "check", "--no-project", "--no-cache",
-                             target], cwd=root, capture_output=True, text=True, timeout=120,
-                            env=env)
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
-
-
 @pytest.mark.parametrize("prefilter", [True, False], ids=["prefilter", "no-prefilter"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_round9_shape_is_exactly_its_findings(tmp_path, case, prefilter):
     files, target, expected = CASES[case]
-    result = _check(tmp_path, files, target, prefilter)
+    result = _check(tmp_path, files, prefilter, target)
     assert "LG900" not in result.stdout + result.stderr, result.stdout + result.stderr
     # a tree holding torch/ is checked as torch's: its registry entries the tree lacks are LG003
     lines = [line for line in result.stdout.splitlines() if " LG003 " not in line]
