@@ -191,6 +191,19 @@ class UnregisteredPass(IndexRule):
                 'backend = aot_autograd(fw_compiler=fw, partition_fn=part)',
                 line=10, message=_msg("example:part", "handed to aot_autograd(partition_fn=...)",
                                       "aot", "function")),
+        # A partitioner stored into the keywords a caller passes on to AOTAutograd (DeepCompile's
+        # patched AotAutograd.__init__); a lowering written into torch's global table.
+        Example(_IMPORTS + 'def part(joint, inputs, **kw):\n    return joint\n'
+                'def rewrite(kwargs):\n    kwargs["partition_fn"] = part',
+                line=8, message=_msg("example:part", "stored as kwargs['partition_fn'], the keywords"
+                                     " aot_autograd(partition_fn=...) is given", "aot", "function")),
+        Example(_IMPORTS + 'from torch._inductor.lowering import make_fallback\n'
+                'make_fallback(torch.ops.aten.cummax)',
+                line=6, message=_msg("example:make_fallback(torch.ops.aten.cummax)",
+                                     "calls make_fallback(torch.ops.aten.cummax), a change of"
+                                     " torch's global table: every later compile lowers or"
+                                     " decomposes that op so, lite regions included, and no hook"
+                                     " sees it", "lowering", "function")),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
