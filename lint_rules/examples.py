@@ -125,6 +125,10 @@ name = "torch._dynamo.backends.common:aot_autograd"
 role = "compiler_argument"
 name_arg = "fw_compiler"
 
+[[base]]
+name = "torch._inductor.lowering:make_fallback"
+role = "lowering_registration"
+
 [[config]]
 key = "reorder_for_peak_memory"
 kind = "reorder"

@@ -105,11 +105,17 @@ class Vocabulary:
     # position, stage) rows: what flows into a pass argument is a pass (partition_fn=, PassManager's
     # passes); what flows into a compiler argument compiles a graph (backend=, fw_compiler=)
     arguments: dict[str, tuple[tuple[str, str, int, str], ...]] = field(default_factory=dict)
+    # role = "lowering_registration": the functions that change which lowering, decomposition or
+    # fallback Inductor uses for an op (register_lowering, make_fallback): read outside torch only
+    lowerings: frozenset[str] = frozenset()
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
-        bases, graph_types, mutations, arguments = {}, {}, {}, {}
+        bases, graph_types, mutations, arguments, lowerings = {}, {}, {}, {}, set()
         for base in getattr(registry, "bases", ()):
+            if base.role == "lowering_registration":
+                lowerings.add(base.name)
+                continue
             if base.role == "graph_type":
                 graph_types[base.name] = tuple(base.members)
                 continue
@@ -136,7 +142,7 @@ class Vocabulary:
                 module = CONFIG_MODULES.get(config.module, config.module)
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
-        return cls(bases, hooks, roots, graph_types, mutations, arguments)
+        return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings))
 
     @functools.cached_property
     def graph_names(self) -> frozenset[str]:
@@ -175,7 +181,13 @@ class Vocabulary:
         the callable's last name where the argument may also be passed by position."""
         return frozenset(word for name, rows in self.arguments.items() for _, arg, position, _ in rows
                          for word in (arg, name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
-                                      if position >= 0 else "") if word)
+                                      if position >= 0 else "") if word) | self.lowering_names
+
+    @functools.cached_property
+    def lowering_names(self) -> frozenset[str]:
+        """``register_lowering``, ``make_fallback``: calls (and decorators) of these outside
+        torch are recorded ("reg" sites, LG001); their words make such a file read there."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in self.lowerings)
 
     @functools.cached_property
     def _argument_pattern(self) -> "re.Pattern[str] | None":
@@ -214,7 +226,7 @@ class Vocabulary:
         (``register_graph_pattern``): calls to these are recorded ("reg" sites)."""
         return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
                          for name, (role, _, _) in self.bases.items()
-                         if role == "pattern_registration")
+                         if role == "pattern_registration") | self.lowering_names
 
     @functools.cached_property
     def by_dotted(self) -> dict[str, str]:
@@ -337,7 +349,7 @@ class Vocabulary:
     def _key(self) -> str:
         return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots),
                      sorted(self.graph_types.items()), sorted(self.mutations.items()),
-                     sorted(self.arguments.items())))
+                     sorted(self.arguments.items()), sorted(self.lowerings)))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
@@ -694,9 +706,12 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             if extractor._store_callee(ast.Name(name)) is not None}
     extractor.visit(tree)
     if extractor.outside_torch:
-        handed = _handed(tree, vocab.compiler_keywords)
+        called: set[str] = set()
+        handed = _handed(tree, vocab.compiler_keywords, called)
         if handed:
             extractor.summary["handed"] = handed
+        if called:  # a graph function called here is a step of what calls it (LG001)
+            extractor.summary["called"] = sorted(called)[:_MAX_HANDED]
     return extractor.summary
 
 
@@ -723,7 +738,8 @@ def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 _MAX_HANDED = 4000  # names kept per file (hostile input stays small)
 
 
-def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
+            called: set[str] | None = None) -> dict[str, list[str]]:
     """Names a file uses as values, not calls: call arguments, elements of list / tuple / set
     displays, dict values, decorators (``f`` in ``register(f)``, ``[f, g]``, ``{"x": f}``,
     ``partial(f)``, ``@register``), by their last part -> the dotted texts. A graph function
@@ -745,6 +761,8 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset()) -> dict[s
         # registry's compiler_argument rows) takes a GraphModule too, but compiles it: not a
         # pass (what it calls to rewrite the graph is, LG001).
         if isinstance(node, ast.Call):
+            if called is not None and isinstance(node.func, (ast.Name, ast.Attribute)):
+                called.add(_last(node.func))  # the names called, for ``called``
             values = [*node.args, *(k.value for k in node.keywords if k.arg not in compilers)]
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)) and id(node) not in compared:
             values = node.elts
@@ -949,7 +967,8 @@ class _Extractor(ast.NodeVisitor):
                 self._graph_function(node)
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and not self.light \
-                    and _last(decorator.func) in self.vocab.registrations:
+                    and _last(decorator.func) in self.vocab.registrations and (
+                        self.outside_torch or _last(decorator.func) not in self.vocab.lowering_names):
                 self._registration(decorator, qualname)  # @register_graph_pattern(...) def h
             if self.outside_torch and not self.light and _last(
                     decorator.func if isinstance(decorator, ast.Call) else decorator) \
@@ -1027,8 +1046,14 @@ class _Extractor(ast.NodeVisitor):
             is not None else ""
         if evidence.startswith("annotated"):
             line, col = self._name_position(node, "def")
+            rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
             self.summary.setdefault("graph_fns", {})[node.name] = [
-                line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]]]
+                line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]],
+                [rewrite, [self.expr(c) for c in callees]]]
+        elif self.rewrites:  # a helper a graph function may hand its graph to (any position)
+            rewrite = _graph_rewrites(node, "", self.vocab)[0]
+            if rewrite:
+                self.summary.setdefault("rewriters", {})[node.name] = [rewrite]
         if params and self.vocab.graph_mutators:
             effects = self._graph_effects(node, params)
             if effects is not None:
@@ -1275,6 +1300,9 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(target, ast.Attribute) and self.outside_torch:
             self._monkeypatch(target.value, target.attr, value, target)
         elif isinstance(target, ast.Subscript) and self.outside_torch \
+                and _string(target.slice) is not None and self._keyword_store(target, value):
+            pass  # kwargs["partition_fn"] = p
+        elif isinstance(target, ast.Subscript) and self.outside_torch \
                 and _namespace_owner(target.value) is None:
             # lowerings[aten.gelu.default] = mine: an entry of a table of torch's pipeline
             key = _text(self.expr(target.slice))
@@ -1305,6 +1333,25 @@ class _Extractor(ast.NodeVisitor):
             for inner_target, inner_value in zip(target.elts, value.elts):
                 self._assign(inner_target, inner_value, node)
         self._hook_target(target, value)
+
+    def _keyword_store(self, target: ast.Subscript, value: ast.expr) -> bool:
+        """``kwargs["partition_fn"] = p`` (DeepSpeed, in a patched ``AotAutograd.__init__``):
+        a value stored under a registry pass / compiler argument's keyword into a dict this
+        function is handed (a parameter: the keywords a caller passes on) flows into that
+        argument: an "arg" site whose callee is every callable taking that keyword (LG001)."""
+        key, owner = _string(target.slice), target.value
+        if not isinstance(owner, ast.Name) or not any(
+                key == arg for rows in self.vocab.arguments.values() for _, arg, _, _ in rows):
+            return False
+        if self.summary["assigns"].get(self.scope, {}).get(owner.id) != ["param"]:
+            return False
+        self.summary["sites"].append({
+            "t": "arg", "callee": ["?", f"{owner.id}[{key!r}]"], "kwdict": key, "args": [],
+            "kw": {key: self.expr(value)}, "pos": {key: [value.lineno, self._col(value)]},
+            "line": target.lineno, "col": self._col(target), "scope": self.scope,
+            "class": self._enclosing_class(), "decorated": "",
+        })
+        return True
 
     def _visit_value(self, target: ast.expr | None, value: ast.expr) -> None:
         if self.light:
@@ -1672,7 +1719,10 @@ class _Extractor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = _last(func)
-        if name in self.vocab.registrations and not self.light:
+        if name in self.vocab.registrations and not self.light and (
+                self.outside_torch or name not in self.vocab.lowering_names):
+            if isinstance(func, ast.Call):  # register_decomposition([op])(fn): one site
+                self.registered.add(id(func))
             self._registration(node)
         if name in self.argument_callees and self.outside_torch and not self.light:
             self._argument(node)  # aot_autograd(partition_fn=p), PassManager([p]), backend=f
@@ -1967,6 +2017,38 @@ def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
                 and inner.value.id == param.arg and inner.attr in vocab.graph_members:
             return f"uses {param.arg}.{inner.attr}"
     return ""
+
+
+def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
+                    vocab: Vocabulary) -> tuple[str, list[ast.expr]]:
+    """How a function rewrites an FX graph by itself (the first registry ``graph_mutation``
+    member it calls, ``graph.erase_node``; or a new graph stored over its parameter's,
+    ``gm.graph = g``), and the callees it hands its graph ``param`` to at any position
+    (``param``, ``param.graph`` or a local alias of either): what does the rewriting then."""
+    aliases, rewrite, callees = {param} if param else set(), "", []
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+            target, value = inner.targets[0], inner.value
+            if isinstance(value, ast.Attribute) and value.attr in vocab.graph_members:
+                value = value.value
+            if isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id in aliases:
+                aliases.add(target.id)  # graph = gm.graph
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                and inner.func.attr in vocab.graph_mutators:
+            rewrite = rewrite or f"{_dotted(inner.func) or inner.func.attr}()"
+        elif isinstance(inner, ast.Assign) and param and any(
+                isinstance(t, ast.Attribute) and t.attr in vocab.graph_members
+                and isinstance(t.value, ast.Name) and t.value.id in aliases for t in inner.targets):
+            rewrite = rewrite or f"assigns {_dotted(inner.targets[0])}"
+        if isinstance(inner, ast.Call) and aliases and len(callees) < 16 \
+                and isinstance(inner.func, (ast.Name, ast.Attribute)) and any(
+                    (isinstance(a, ast.Attribute) and a.attr in vocab.graph_members and
+                     isinstance(a.value, ast.Name) and a.value.id in aliases)
+                    or (isinstance(a, ast.Name) and a.id in aliases)
+                    for a in [*inner.args, *(k.value for k in inner.keywords)]):
+            callees.append(inner.func)
+    return rewrite, callees
 
 
 def _pin_loop_variable(site: dict, name: str, iterable: list) -> None:

@@ -20,17 +20,19 @@ BIN = Path(sys.executable).parent
 PASS = "def my_pass(graph):\n    graph.eliminate_dead_code()\n"
 
 
-def _check(tmp_path: Path, files: dict[str, str], prefilter: bool) -> subprocess.CompletedProcess:
+def _check(tmp_path: Path, files: dict[str, str], prefilter: bool,
+           target: str = ".") -> subprocess.CompletedProcess:
     root = tmp_path / "tree"
     root.mkdir(exist_ok=True)
     for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     env = {**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("LITE_GUARD_NO_PREFILTER", None)
     if not prefilter:
         env["LITE_GUARD_NO_PREFILTER"] = "1"
     result = subprocess.run([str(BIN / "lite_guard"), "check", "--no-project", "--no-cache",
-                             "."], cwd=root, capture_output=True, text=True, timeout=120, env=env)
+                             target], cwd=root, capture_output=True, text=True, timeout=120, env=env)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 

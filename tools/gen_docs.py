@@ -99,7 +99,11 @@ def render_reference(registry: Registry) -> str:
               " one rewrites it. What flows into a `pass_argument` (`partition_fn=`, a"
               " `PassManager`'s passes) is a pass, run at the row's stage; what flows into a"
               " `compiler_argument` (`backend=`, `fw_compiler=`, `inner_compile=`) compiles the"
-              " graph, and a graph function it calls with that graph which rewrites it is a pass.",
+              " graph, and a graph function it calls with that graph which rewrites it is a pass."
+              " A `lowering_registration` function (`register_lowering`, `make_fallback`,"
+              " `register_decomposition`) changes which lowering, decomposition or fallback"
+              " Inductor uses for an op, in torch's global tables: called outside torch, LG001"
+              " reports it.",
               ""]
     lines += table(("name", "role", "name argument", "position", "members", "stage", "torch", "file",
                     "why"), [

@@ -191,6 +191,19 @@ class UnregisteredPass(IndexRule):
                 'backend = aot_autograd(fw_compiler=fw, partition_fn=part)',
                 line=10, message=_msg("example:part", "handed to aot_autograd(partition_fn=...)",
                                       "aot", "function")),
+        # A partitioner stored into the keywords a caller passes on to AOTAutograd (DeepCompile's
+        # patched AotAutograd.__init__); a lowering written into torch's global table.
+        Example(_IMPORTS + 'def part(joint, inputs, **kw):\n    return joint\n'
+                'def rewrite(kwargs):\n    kwargs["partition_fn"] = part',
+                line=8, message=_msg("example:part", "stored as kwargs['partition_fn'], the keywords"
+                                     " aot_autograd(partition_fn=...) is given", "aot", "function")),
+        Example(_IMPORTS + 'from torch._inductor.lowering import make_fallback\n'
+                'make_fallback(torch.ops.aten.cummax)',
+                line=6, message=_msg("example:make_fallback(torch.ops.aten.cummax)",
+                                     "calls make_fallback(torch.ops.aten.cummax), a change of"
+                                     " torch's global table: every later compile lowers or"
+                                     " decomposes that op so, lite regions included, and no hook"
+                                     " sees it", "lowering", "function")),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
@@ -307,15 +320,67 @@ class _Check:
             if words:
                 summary["handed"].ask_words(frozenset(words))
         for module, summary in index.modules.items():
-            for name, (line, col, evidence, decorators) in (summary.get("graph_fns") or {}).items():
+            for name, (line, col, evidence, *_) in (summary.get("graph_fns") or {}).items():
                 # the decorator first: it is known without the files that hand the function on
                 where = decorated[(module, name)] or handed.get((module, name))
                 identity = index.identity(module, name)
+                if not where and identity not in self.names:
+                    where = self._unclaimed_rewrite(module, name)
                 if not where or identity in self.names:
                     continue
                 self._found(module, line, col, identity,
                             f"function taking an FX graph ({evidence}), {where}", "function",
                             guess_stage(real_module(module), name))
+
+    def _unclaimed_rewrite(self, module: str, name: str) -> str:
+        """A graph function that rewrites its graph (itself, or through a function of the tree
+        it hands the graph to, three calls deep) in a part of a package linted without the rest
+        (DeepSpeed's ``compile/passes`` alone), when nothing in the linted paths calls it,
+        imports it or hands it on: what installs it is outside them, so it is reported by its
+        effect (the lint cannot see that it is not a pass). With its top-level package linted,
+        the installer is in view: a function nothing there runs is an API entry or dead code,
+        not reported; so is a compiler (``backend=f``), a step some function calls and a
+        function decorated by one of the tree (its decorator is what installs it, in view).
+        Says why it is a pass, or ""."""
+        index = self.index
+        package = real_module(module).split(".", 1)[0]
+        if index.in_tree(package) or (module, name) in self.compilers:
+            return ""
+        for decorator in (index.modules[module].get("graph_fns") or {})[name][3]:
+            ref = index.expr_ref(module, "", decorator[1] if decorator[0] == "call" else decorator, "")
+            if ref[0] in ("func", "value", "class", "instance") and isinstance(ref[1], str) \
+                    and index.in_tree(ref[1]):
+                return ""  # @register_memory_policy("full"): what installs it is in view
+        target = f"{real_module(module)}:{name}"
+        for summary in index.modules.values():
+            if type(summary) is not dict:
+                if name in summary["called"]:  # a stub: asks its file for the word
+                    return ""
+            elif name in (summary.get("called") or ()) or target in summary["imports"].values():
+                return ""
+        seen: set[tuple[str, str]] = set()
+        todo = [(module, name, 0)]
+        while todo:
+            at, qualname, depth = todo.pop()
+            if (at, qualname) in seen or depth > 3:
+                continue
+            seen.add((at, qualname))
+            summary = index.modules.get(at) or {}
+            entry = (summary.get("graph_fns") or {}).get(qualname)
+            helper = (summary.get("rewriters") or {}).get(qualname)
+            rewrite, callees = (entry[4][0], entry[4][1]) if entry is not None and len(entry) > 4 \
+                else (helper[0] if helper else "", [])
+            if rewrite:
+                how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
+                how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
+                return (f"rewrites it ({how}) and nothing in the linted paths calls it or hands it"
+                        f" on: what installs it is outside them (its package {package} is not"
+                        " linted whole)")
+            for callee in callees:
+                ref = index.expr_ref(at, qualname, callee, "")
+                if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
+                    todo.append((ref[1], ref[2], depth + 1))
+        return ""
 
     # ---- values handed to a pass or compiler argument ---------------------------------------
     def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
@@ -323,6 +388,15 @@ class _Check:
         resolves to (``aot_autograd`` through imports and aliases, ``pm.add_pass`` through the
         class of ``pm``), and that callable's display name."""
         index = self.index
+        if site.get("kwdict"):  # kwargs["partition_fn"] = p: each callable taking that keyword
+            found = {name: tuple(r for r in rows if r[1] == site["kwdict"])
+                     for name, rows in index.vocab.arguments.items()}
+            found = {name: rows for name, rows in found.items() if rows}
+            roles = {row[0] for rows in found.values() for row in rows}
+            if len(roles) != 1:
+                return "", ()
+            names = sorted(name.rsplit(":", 1)[-1] for name in found)
+            return " / ".join(names), next(iter(found.values()))
         ref = index.expr_ref(module, site["scope"], site["callee"], site["class"])
         dotted = _ref_dotted(ref)
         callee = site["callee"]
@@ -367,6 +441,8 @@ class _Check:
                                                   f"{callee}({keyword or position}=...)")
                 continue
             form = f"handed to {callee}({keyword or position}=...)"
+            if site.get("kwdict"):  # kwargs["partition_fn"] = p, kwargs a caller passes on
+                form = f"stored as {site['callee'][1]}, the keywords {callee}({keyword}=...) is given"
             stage = stage or guess_stage(row_name.partition(":")[0])
             for value in values:
                 if isinstance(value, Unresolved):
@@ -745,12 +821,26 @@ class _Check:
         if is_torch_module(real_module(module)):
             return
         index, call = self.index, site["call"]
+        if call[0] == "call" and call[1][:1] == ["call"] and call[2]:
+            # register_decomposition([op])(fn): the inner call registers its argument fn
+            call, site = call[1], {**site, "handler": text_of(call[2][0])}
         if call[0] != "call" or call[1][:1] != ["n"]:
             return
+        head, _, rest = call[1][1].partition(".")
+        imported = (index.modules[module].get("imports") or {}).get(head) if rest else None
+        if imported:  # lowering.register_lowering, `from torch._inductor import lowering`
+            lowering = {n.replace(":", "."): n for n in index.vocab.lowerings}.get(
+                f"{imported.replace(':', '.')}.{rest}")
+            if lowering is not None:
+                self._lowering(module, site, call, lowering)
+                return
         function = index.resolve_name(module, site["scope"], call[1][1], site["class"])
         if function[0] not in ("ext", "func") or not function[2]:
             return
         name = f"{function[1]}:{function[2]}"
+        if name in index.vocab.lowerings:
+            self._lowering(module, site, call, name)
+            return
         role, arg, position = index.vocab.bases.get(name, ("", "", -1))
         if role != "pattern_registration":
             return
@@ -771,6 +861,33 @@ class _Check:
                     f"a pattern registered by {short} into torch's pattern pass {target}; it runs"
                     " under that torch pass's name, which is all the runtime guard sees",
                     "pattern", guess_stage(target))
+
+    def _lowering(self, module: str, site: dict, call: list, name: str) -> None:
+        """``@register_lowering(aten.x)``, ``make_fallback(aten.y)``, ``register_decomposition``
+        outside torch (a registry ``lowering_registration``): a change of torch's global tables
+        that decide how Inductor lowers or decomposes an op, in every later compile (a lite
+        region's too), which no hook sees; the same edit as ``lowerings[op] = f``. Named by the
+        function registered, or for a fallback by the call and its op."""
+        short = name.rsplit(":", 1)[-1]
+        table = call[3].get("registry") or (call[2][1] if len(call[2]) > 1 else None)
+        if short == "register_decomposition" and table is not None and not _text_is_torch(
+                self.index.modules[module], table):
+            return  # registry=own_table (torch-tensorrt): the project's own table, not torch's
+        ops = text_of(call[2][0]) if call[2] else (text_of(call[3]["aten_op"])
+                                                   if "aten_op" in call[3] else "?")
+        handler = site["handler"]
+        if handler:
+            identity = qualified_name(real_module(module), handler)
+            what = f"registers {handler} with {short}({ops}) in torch's global table"
+        else:
+            owner = _owner(site)
+            identity = qualified_name(real_module(module), f"{owner + '.' if owner else ''}"
+                                                           f"{short}({ops})")
+            what = f"calls {short}({ops}), a change of torch's global table"
+        self._found(module, site["line"], site["col"], identity,
+                    f"{what}: every later compile lowers or decomposes that op so, lite regions"
+                    " included, and no hook sees it", "function",
+                    guess_stage(name.partition(":")[0]))
 
     def _unresolved_target(self, module: str, site: dict, given: Any, function: str) -> None:
         """A registration whose target pattern pass the index cannot follow (a parameter, a
@@ -1034,6 +1151,13 @@ def _imported_inside(module: str, summary: dict, text: str) -> tuple[str, str] |
             package = package.rpartition(".")[0]
         source = f"{package}.{source}" if source else package
     return real_module(source), name
+
+
+def _text_is_torch(summary: dict, expr: Any) -> bool:
+    """Is this expression a name imported from torch (``decomposition.decompositions``)?"""
+    text = text_of(expr)
+    imported = (summary.get("imports") or {}).get(text.split(".", 1)[0], "")
+    return text.startswith("torch.") or imported.split(".", 1)[0].split(":", 1)[0] == "torch"
 
 
 def _registered_as(klass: dict) -> str | None:

@@ -1,0 +1,1 @@
+from .reexported import canonicalize_slices as canonicalize  # re-exported alias

@@ -1,0 +1,8 @@
+PASSES = {}
+
+
+def graph_pass(name):
+    def register(fn):
+        PASSES[name] = fn
+        return fn
+    return register

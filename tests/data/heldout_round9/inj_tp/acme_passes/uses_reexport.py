@@ -1,0 +1,6 @@
+import acme_passes as fx_passes
+from torch._inductor import config
+
+
+def enable():
+    config.post_grad_custom_post_pass = fx_passes.canonicalize
