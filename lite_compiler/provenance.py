@@ -300,10 +300,14 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
     first sweep of a process costs ~90-110 ms, later ones ~10-20 ms (2 shared CPU cores; the
     code objects of ~14,000 functions add ~5-8 ms of that)."""
-    modules = {name: module for name, module in list(sys.modules.items())
-               if module is not None and name.startswith(prefix)
-               and _file_in_torch(getattr(module, "__file__", None) or "<none>")}
-    # (torch's source only: Inductor's generated code registers modules under its name too)
+    modules, swapped = {}, {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(prefix):
+            continue
+        if _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            modules[name] = module
+        elif _torch_source_of(name) is not None:  # (Inductor's generated code registers modules
+            modules[name] = swapped[name] = module  # under its name too: they have no source)
     found = []
     bases: dict[type, None] = {}
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
@@ -311,6 +315,12 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
 
     def sweep(name: str, module: Any) -> None:
         nonlocal found
+        start = len(found)
+        if type(module) is not types.ModuleType:  # a module's class answers every attribute read
+            # (torch's ConfigModule for Inductor's config; ``config.__class__ = Lying`` is not)
+            lying = _foreign_class(type(module))
+            if lying is not None:
+                found.append((f"{name}.__class__", type(module)))
         classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
@@ -323,6 +333,15 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         for attr, record in records:
             found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
+        if name in swapped:  # what it holds is what ``from .name import X`` in Inductor gets
+            # (torch's own functions there no longer run in their module: the stand-ins first)
+            found[start:] = sorted(found[start:], key=lambda item: (
+                foreign_identity(item[1]) or "torch.").startswith("torch."))
+            found[start:] = [(f"sys.modules[{name!r}] (a module object that is not torch's file"
+                              f" {_torch_source_of(name)}): {where}", member) for where, member in found[start:]]
+            if len(found) == start:  # nothing foreign inside: the module itself is the stand-in
+                found.append((f"sys.modules[{name!r}] (not torch's file {_torch_source_of(name)})",
+                              type(module) if type(module) is not types.ModuleType else module))
 
     for name, module in modules.items():
         sweep(name, module)
@@ -340,6 +359,17 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _torch_source_of(name: str) -> str | None:
+    """The file inside torch the import system loads for module ``name`` (None: torch has none,
+    as for the modules Inductor registers for its generated code)."""
+    base = os.path.join(_torch_dir(), *name.split(".")[1:])
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def _homes_of_table(container: Any) -> list[str]:
@@ -545,7 +575,10 @@ _RECORDS: dict[str, tuple[Any, list[tuple[str, Any]]]] = {}
 
 def _is_torch_class(cls: type) -> bool:
     module = sys.modules.get(cls.__module__)
-    return _file_in_torch(getattr(module, "__file__", None) or "<none>")
+    filename = getattr(module, "__file__", None)
+    if filename is None and cls.__module__.startswith("torch."):  # its module swapped in sys.modules
+        filename = _torch_source_of(cls.__module__)
+    return _file_in_torch(filename or "<none>")
 
 
 def _is_op(obj: Any) -> bool:
@@ -629,7 +662,11 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
         # Methods only (functions, static and class methods): torch's classes also hold
         # other packages' callables as attributes (a sympy printer's bound doprint).
         function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
-        if type(function) is not types.FunctionType or _trusted_function(function, method=True):
+        if type(function) is not types.FunctionType:
+            if _foreign_wrapper_member(function):  # a partial (or cache) of foreign code, called
+                found.append((f"{name}:{cls.__qualname__}.{attr}", function))  # as the method
+            continue
+        if _trusted_function(function, method=True):
             continue
         if getattr(function, "__lite_guarded__", False):
             continue  # the guard's hook wrapper: it checks what it wraps at each call
@@ -641,6 +678,22 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
     _FOUND[cls] = found
     return found
 
+
+
+def _foreign_wrapper_member(value: Any) -> bool:
+    """A callable of a trusted class stored as a class attribute (``functools.partial``, an
+    ``lru_cache``, a bound method) that runs foreign code: called through the class as its method
+    would be (``CppOverrides.cos(x)``). A bound method of another package's object that is that
+    object's own method (a sympy printer's ``doprint``) is that package's, not a patch."""
+    if isinstance(value, type) or not callable(value) or not _trusted_class(type(value)):
+        return False
+    owner, func = getattr(value, "__self__", None), getattr(value, "__func__", None)
+    if func is not None and owner is not None and any(
+            vars(c).get(getattr(func, "__name__", "")) is func
+            for c in (owner if isinstance(owner, type) else type(owner)).__mro__):
+        return False
+    return any(type(layer) is types.FunctionType and _foreign_function(layer.__name__, layer)
+               for layer in _layers(value))
 
 
 def check_inductor_classes() -> None:
