@@ -13,6 +13,7 @@ the identity reported is the code's own (its globals' module and ``co_qualname``
 
 from __future__ import annotations
 
+import dis
 import functools
 import operator
 import os
@@ -312,6 +313,7 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     bases: dict[type, None] = {}
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
     homes: dict[str, None] = {}  # the modules of the code Inductor's op tables hold
+    tables: list[Any] = []  # Inductor's module-level containers (the op tables among them)
 
     def sweep(name: str, module: Any) -> None:
         nonlocal found
@@ -330,6 +332,7 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
                 containers_seen.add(id(container))
                 found += _foreign_in_container(f"{name}:{attr}", container)
                 homes.update(dict.fromkeys(_homes_of_table(container)))
+                tables.append(container)
         for attr, record in records:
             found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
@@ -358,6 +361,112 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             found += _contents_of(name, module)[1]
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
+    # Deeper than one level: what the tables' code calls, by global name or through a module it
+    # names (``utils.elementwise_dtypes`` in torch._decomp's cast wrapper), followed to the end.
+    found += _reached_from_tables(tables)
+    return found
+
+
+# ---- what the op tables' code reaches ----------------------------------------------------------
+# A decomposition or lowering runs torch's code that calls other code by name, any number of calls
+# deep: a function replaced two calls away runs inside the region as well. The names each code
+# object loads (``LOAD_GLOBAL g``, and ``g.attr`` where ``g`` is a module) are read from its
+# bytecode once, and followed through torch's code (closure cells too) to the end.
+
+_LOAD_GLOBAL, _EXTENDED_ARG = dis.opmap["LOAD_GLOBAL"], dis.opmap["EXTENDED_ARG"]
+_LOAD_ATTRS = {dis.opmap[name] for name in ("LOAD_ATTR", "LOAD_METHOD") if name in dis.opmap}
+_GLOBAL_SHIFT = 1 if sys.version_info >= (3, 11) else 0  # (the low bit: push NULL)
+_ATTR_SHIFT = 1 if sys.version_info >= (3, 12) else 0  # (3.12 folded LOAD_METHOD into LOAD_ATTR)
+_REFS: dict[types.CodeType, tuple[tuple[str, str | None], ...]] = {}
+
+
+def _names_loaded(code: types.CodeType) -> tuple[tuple[str, str | None], ...]:
+    """(global, None) for each global a code object (and the code nested in it) loads, and
+    (global, attribute) for each attribute it reads on one; cached by code object."""
+    found = _REFS.get(code)
+    if found is not None:
+        return found
+    refs: dict[tuple[str, str | None], None] = {}
+    names, raw, previous, extended = code.co_names, code.co_code, None, 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | extended
+        if op == _EXTENDED_ARG:
+            extended = arg << 8
+            continue
+        extended = 0
+        if op == _LOAD_GLOBAL:
+            previous = names[arg >> _GLOBAL_SHIFT]
+            refs[(previous, None)] = None
+        elif op in _LOAD_ATTRS and previous is not None:
+            shift = _ATTR_SHIFT if op == dis.opmap["LOAD_ATTR"] else 0
+            refs[(previous, names[arg >> shift])] = None
+            previous = None
+        elif op != 0:  # (0: the inline CACHE entries of 3.11+)
+            previous = None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            refs.update(dict.fromkeys(_names_loaded(const)))
+    _REFS[code] = found = tuple(refs)
+    return found
+
+
+_REACHED: dict[str, Any] = {}
+
+
+def _reached_from_tables(tables: list[Any]) -> list[tuple[str, Any]]:
+    """(``module:name``, the value) for each callable torch's code in the op tables reaches, any
+    number of calls deep, that is foreign there (``_foreign_value``). Recomputed only when a table,
+    a reached name or a reached function's code changed (identity; ~1,100 names)."""
+    tables = [t for t in tables if isinstance(t, dict) and t and _is_op(next(iter(t)))]
+    held = _REACHED.get("held")
+    if held is not None and len(held[0]) == len(tables) and all(map(operator.is_, held[0], tables)) \
+            and all(_unchanged(("reach", id(t)), t) for t in tables) \
+            and all(space.get(name) is value for space, name, value in held[1]) \
+            and all(map(operator.is_, held[3], map(_CODE, held[2]))):
+        return _REACHED["found"]
+    for t in tables:
+        _unchanged(("reach", id(t)), t)
+    pairs: dict[tuple[int, str], tuple[dict[str, Any], str, Any]] = {}
+    functions, seen, done = [], set(), set()
+    todo = [v for t in tables for v in list(t.values())]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        for layer in _layers(obj):
+            code = getattr(layer, "__code__", None)
+            if type(layer) is not types.FunctionType or not _file_in_torch(code.co_filename):
+                continue  # foreign code is judged where it is held; builtins run no Python
+            functions.append(layer)
+            todo += [v for v in _cell_values(layer) if callable(v) and not isinstance(v, type)]
+            space = layer.__globals__
+            if (code, id(space)) in done:
+                continue
+            done.add((code, id(space)))
+            for name, attr in _names_loaded(code):
+                value = space.get(name)
+                if attr is None:
+                    if value is None or isinstance(value, types.ModuleType):
+                        continue
+                    where, key = space, name
+                elif isinstance(value, types.ModuleType) and _file_in_torch(getattr(value, "__file__", None) or "<none>"):
+                    where, key = vars(value), attr
+                    value = where.get(attr)
+                else:
+                    continue
+                if value is None or not callable(value) or (id(where), key) in pairs:
+                    continue
+                pairs[(id(where), key)] = (where, key, value)
+                if not isinstance(value, type):
+                    todo.append(value)
+    found = []
+    for where, key, value in pairs.values():
+        foreign = _foreign_value(key, value)
+        if foreign is not None:
+            found.append((f"{where.get('__name__', '<unknown>')}:{key}", foreign))
+    _REACHED.update(held=(tuple(tables), tuple(pairs.values()), functions, tuple(map(_CODE, functions))),
+                    found=found)
     return found
 
 
