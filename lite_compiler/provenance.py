@@ -470,6 +470,12 @@ def _reached_from_tables(tables: list[Any]) -> list[tuple[str, Any]]:
     return found
 
 
+def inductor_modules_imported(prefix: str = "torch._inductor.") -> int:
+    """How many of torch's Inductor modules are imported (its generated code's modules aside):
+    a sweep is stale once this grows (~0.2 ms)."""
+    return sum(1 for name in list(sys.modules) if name.startswith(prefix) and _torch_source_of(name))
+
+
 @functools.lru_cache(maxsize=4096)
 def _torch_source_of(name: str) -> str | None:
     """The file inside torch the import system loads for module ``name`` (None: torch has none,
@@ -552,7 +558,7 @@ def _functions_in(values: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
 
 
 _SWEPT: dict[Any, tuple[Any, ...]] = {}
-_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type],
+_CONTENTS: dict[tuple[str, int], tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type],
                            list[tuple[str, Any]]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
@@ -566,8 +572,8 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
     holds there, is an import (``from sympy import symbols``), not a patch; a wrapper, a closure,
     a lambda or a ``functools.wraps`` copy put under a torch name is not. Any other object is
     judged by its class (``_foreign_value``)."""
-    if _unchanged(("module", name, id(module)), vars(module)) and name in _CONTENTS:
-        return _CONTENTS[name]
+    if _unchanged(("module", name, id(module)), vars(module)) and (name, id(module)) in _CONTENTS:
+        return _CONTENTS[(name, id(module))]  # (by object too: another module may stand under the name)
     classes, functions, containers, records = [], [], [], []
     for attr, value in list(vars(module).items()):
         if isinstance(value, type) and value.__module__ == name:
@@ -587,8 +593,8 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
     # Interpreter under GraphLowering): a method patched there runs in Inductor as well.
     inherited = {base: None for cls in classes for base in cls.__mro__[1:]
                  if base.__module__ != name and _is_torch_class(base)}
-    _CONTENTS[name] = (classes, functions, containers, list(inherited), records)
-    return _CONTENTS[name]
+    _CONTENTS[(name, id(module))] = (classes, functions, containers, list(inherited), records)
+    return _CONTENTS[(name, id(module))]
 
 
 def _foreign_function(name: str, fn: Any) -> bool:
@@ -813,6 +819,17 @@ def check_inductor_classes() -> None:
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
     check_virtualized_handlers()
+
+
+def check_aot_autograd(change: str) -> None:
+    """A graph changed between AOTAutograd's partitioner (or inference trace) and the lite
+    compiler (``change``): AOTAutograd's own steps are the reference, but foreign code put in
+    its modules (a step patched to rewrite the graph and return before the lite compiler is
+    called, off the call path) is the cause torch's code is not: it runs as itself. Swept only
+    when such a change is seen (AOTAutograd's modules, as Inductor's are)."""
+    for where, member in foreign_methods("torch._functorch."):
+        check_code(member, "aot", f"it was patched into {where}, in torch's place, and {change};"
+                   " register it under this name, or remove the patch for lite compiles")
 
 
 def check_virtualized_handlers() -> None:

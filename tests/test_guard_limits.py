@@ -377,11 +377,11 @@ def test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself(monkeyp
     assert "torch._dynamo.repro.after_dynamo:WrapBackendDebug.__call__" in violation.reason
 
 
-def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(monkeypatch):
+def test_patch_between_the_inference_trace_and_the_lite_compiler_is_refused(monkeypatch):
     """A patched step of AOTAutograd's inference path that rewrites the graph and returns before
     the lite compiler is called (graph_compile._log_inference_graph) is not on the call path;
-    the inference trace is probed as the partitioner's output is: aot_eager runs the same steps
-    (they change it alike), so the change is reported, never silent."""
+    the inference trace is probed as the partitioner's output is, and when the graph changed,
+    AOTAutograd's modules are swept: the patch found there is the cause, refused as itself."""
     import warnings
 
     import torch._functorch._aot_autograd.graph_compile as graph_compile
@@ -399,8 +399,34 @@ def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(mo
         warnings.simplefilter("error", LiteGuardReport)  # the control reports nothing
         compile_lite(plain_fn)(x, w)
     monkeypatch.setattr(graph_compile, "_log_inference_graph", _log_inference_graph)
-    with pytest.warns(LiteGuardReport, match="AOTAutograd's inference trace"):
-        compile_lite(plain_fn)(x, w)
+    violation = refused(plain_fn, x, w)
+    assert violation.pass_name == qualified(
+        "test_patch_between_the_inference_trace_and_the_lite_compiler_is_refused.<locals>._log_inference_graph")
+    assert "AOTAutograd's inference trace" in violation.reason
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in violation.reason
+    assert RAN == ["rewrite"]
+
+
+def test_change_between_the_inference_trace_and_the_lite_compiler_with_no_cause_found_is_reported():
+    """The same change made by code torch holds nowhere (a ``sys.setprofile`` callback at the call
+    of that step): no foreign code in AOTAutograd's modules, and aot_eager runs the same steps, so
+    the change is reported, never silent."""
+    import torch._functorch._aot_autograd.graph_compile as graph_compile
+
+    from lite_compiler.errors import LiteGuardReport
+
+    step = graph_compile._log_inference_graph.__code__
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is step and not RAN:
+            _mul_to_add(frame.f_locals["fw_module"])
+
+    sys.setprofile(profile)
+    try:
+        with pytest.warns(LiteGuardReport, match="AOTAutograd's inference trace"):
+            compile_lite(plain_fn)(torch.randn(8, 8), torch.randn(8, 8))
+    finally:
+        sys.setprofile(None)
     (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
     assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
     assert RAN == ["rewrite"]

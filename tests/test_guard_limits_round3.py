@@ -252,3 +252,64 @@ def test_config_key_flipped_by_a_custom_op_while_tracing_does_not_reach_a_region
         assert torch.allclose(out, aot_eager(fn, x, w), atol=1e-5)
     finally:
         config.pattern_matcher, config.epilogue_fusion = saved
+
+
+# ---- import_hook: a module patched as torch imports it, after the compile's sweep ------------------
+
+IMPORT_HOOK_SCRIPT = '''
+import importlib.abc, importlib.machinery, sys
+import torch
+import lite_compiler
+
+class Patcher(importlib.abc.MetaPathFinder):
+    """Lets torch import a module of Inductor's that a fresh process imports only when a region
+    lowers (after the compile's first sweep), then makes the C++ codegen emit sin for cos."""
+    def find_spec(self, name, path, target=None):
+        if name != "torch._inductor.codegen.cpu_device_op_overrides":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        real_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            real_exec(module)
+            from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+            for cls in (CppOverrides, CppVecOverrides):
+                def cos(*args, sin=cls.sin):
+                    print("RAN", flush=True)
+                    return sin(*args)
+                cls.cos = staticmethod(cos)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, Patcher())
+
+def fn(x, w):
+    z = x.sin() @ w
+    with lite_compiler.region(id="r"):
+        z = z.cos() * 2
+    return z + 1
+
+try:
+    out = torch.compile(fn, backend="lite")(torch.randn(8, 8), torch.randn(8, 8))
+    print("COMPILED")
+except lite_compiler.LitePassViolation as err:
+    print("REFUSED", err.pass_name)
+'''
+
+
+def test_module_patched_by_an_import_hook_during_the_compile_is_refused(tmp_path):
+    """In a fresh process, torch imports ~45 of Inductor's modules after the compile's first
+    sweep (device op overrides, memory planning, ... when the first region lowers): a
+    ``sys.meta_path`` hook that patches Inductor as such an import finishes ran unseen in the
+    first compile. Inductor is swept again whenever more of it was imported since the last sweep,
+    and after each region compiles, before the region's code can run (the patched codegen ran
+    while it compiled; the code it generated never runs)."""
+    import os
+    import subprocess
+
+    script = tmp_path / "attack.py"
+    script.write_text(IMPORT_HOOK_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert "REFUSED __main__:Patcher.find_spec.<locals>.exec_module.<locals>.cos" in out.stdout, \
+        out.stdout + out.stderr[-3000:]
