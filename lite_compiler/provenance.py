@@ -450,7 +450,8 @@ def _reached_from_tables(tables: list[Any]) -> list[tuple[str, Any]]:
                     if value is None or isinstance(value, types.ModuleType):
                         continue
                     where, key = space, name
-                elif isinstance(value, types.ModuleType) and _file_in_torch(getattr(value, "__file__", None) or "<none>"):
+                elif isinstance(value, types.ModuleType) \
+                        and _file_in_torch(getattr(value, "__file__", None) or "<none>"):
                     where, key = vars(value), attr
                     value = where.get(attr)
                 else:
@@ -558,8 +559,8 @@ def _functions_in(values: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
 
 
 _SWEPT: dict[Any, tuple[Any, ...]] = {}
-_CONTENTS: dict[tuple[str, int], tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type],
-                           list[tuple[str, Any]]]] = {}
+_CONTENTS: dict[tuple[str, int], tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]],
+                                       list[type], list[tuple[str, Any]]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
 
@@ -792,7 +793,6 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
             found.append((f"{name}:{cls.__qualname__}.{attr}", member))
     _FOUND[cls] = found
     return found
-
 
 
 def _foreign_wrapper_member(value: Any) -> bool:
