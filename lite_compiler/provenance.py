@@ -418,6 +418,8 @@ def _reached_from_tables(tables: list[Any]) -> list[tuple[str, Any]]:
     number of calls deep, that is foreign there (``_foreign_value``). Recomputed only when a table,
     a reached name or a reached function's code changed (identity; ~1,100 names)."""
     tables = [t for t in tables if isinstance(t, dict) and t and _is_op(next(iter(t)))]
+    if not tables:  # (a sweep of modules that hold no op table: AOTAutograd's)
+        return []
     held = _REACHED.get("held")
     if held is not None and len(held[0]) == len(tables) and all(map(operator.is_, held[0], tables)) \
             and all(_unchanged(("reach", id(t)), t) for t in tables) \
