@@ -117,6 +117,29 @@ def sweep_inductor(again: bool = False) -> None:
     check_inductor_classes()
 
 
+def python_kernels_traced(gm: torch.fx.GraphModule) -> bool:
+    """Whether AOTAutograd's trace of ``gm`` ran Python kernels registered outside torch: an op
+    of the graph (or of its region submodules) with a fake kernel registered from Python
+    (``torch.library`` custom ops, ``register_fake``) or a Python-dispatcher kernel (``py_impl``)
+    whose code is not torch's. Such code ran after the compile's first sweep."""
+    from torch._library.simple_registry import singleton
+
+    from lite_compiler.provenance import foreign_identity
+
+    registered = getattr(singleton, "_data", {})
+    for module in gm.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            op = node.target
+            if node.op != "call_function" or not isinstance(op, torch._ops.OpOverload):
+                continue
+            entry = registered.get(op._name)  # (read, not find(): that adds an entry per op)
+            kernel = getattr(getattr(entry, "fake_impl", None), "kernel", None)
+            if kernel is not None or any(foreign_identity(k) for k in op.py_kernels.values()):
+                return True
+    return False
+
+
 def _static_layouts(fake_inputs: list[Any]) -> list[tuple[tuple[int, ...], tuple[int, ...]] | None]:
     """(shape, strides) the region was compiled for, per input; None where symbolic or no tensor."""
     layouts: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = []
@@ -152,8 +175,9 @@ def compile_regions(
     from torch._inductor.compile_fx import compile_fx_inner
 
     # The backward compiles later (at the first .backward()): what was patched meanwhile counts;
-    # and Inductor's compiler, imported just above, may have brought modules the first sweep missed.
-    sweep_inductor(again=is_backward)
+    # so does what user code the trace ran (a custom op's Python fake kernel) patched; and
+    # Inductor's compiler, imported just above, may have brought modules the first sweep missed.
+    sweep_inductor(again=is_backward or python_kernels_traced(gm))
     for submod_name, key, configs in scooped:
         (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
         submod = getattr(gm, submod_name)

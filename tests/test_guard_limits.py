@@ -806,3 +806,49 @@ def test_module_patched_by_an_import_hook_during_the_compile_is_refused(tmp_path
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert "REFUSED __main__:Patcher.find_spec.<locals>.exec_module.<locals>.cos" in out.stdout, \
         out.stdout + out.stderr[-3000:]
+
+
+# ---- traced_patch: a custom op's fake kernel patches Inductor while AOTAutograd traces -------------
+
+def test_method_patched_into_inductor_by_a_custom_ops_fake_kernel_is_refused_before_the_region_lowers():
+    """The compile's sweep runs before the trace; a custom op's fake kernel (user code the trace
+    runs) that patches Inductor then was seen only when the backward compiled, after the forward's
+    regions ran it. A graph that calls an op with a Python fake kernel has Inductor swept again
+    before its regions lower."""
+    from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+
+    originals = {cls: vars(cls)["cos"] for cls in (CppOverrides, CppVecOverrides)}
+
+    def emit_sin(*args):
+        RAN.append("emit_sin")
+        return CppOverrides.sin(*args)
+
+    @torch.library.custom_op("lite_round3::patcher", mutates_args=())
+    def patcher(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    calls = []
+
+    @patcher.register_fake
+    def _(x):
+        calls.append(x)
+        if len(calls) > 1:  # not when Dynamo traces (before the backend is called): in AOTAutograd's trace
+            for cls in originals:
+                cls.cos = staticmethod(emit_sin)
+        return torch.empty_like(x)
+
+    def fn(x, w):
+        z = patcher(x.sin() @ w)
+        with lite_compiler.region(id="r"):
+            z = z.cos() * 2
+        return z + 1
+
+    try:
+        violation = refused(fn, torch.randn(8, 8), torch.randn(8, 8))
+    finally:
+        for cls, original in originals.items():
+            setattr(cls, "cos", original)
+    assert violation.pass_name == qualified(
+        "test_method_patched_into_inductor_by_a_custom_ops_fake_kernel_is_refused_before_the_region_lowers"
+        ".<locals>.emit_sin")
+    assert RAN == []
