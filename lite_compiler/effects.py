@@ -215,9 +215,10 @@ class EffectState:
         self.removed: set[str] = set()
         # Registered reorders allowed to run in the scheduler now being built (reorders on).
         self.reorders: list[str] = []
-        # Inductor's classes were swept for patched methods in this compile (once: ~25 ms;
+        # How many Inductor modules were imported when Inductor was last swept for patched code in
+        # this compile (0: not yet; ~10-25 ms a sweep; again when more are imported;
         # lite_compiler.provenance.check_inductor_classes). Not reset between stages.
-        self.swept_inductor = False
+        self.swept_inductor = 0
         # GraphLowering.run calls seen (probe): a region compile that adds none was lowered
         # somewhere the guard cannot see (another process, a cache). Not reset between stages.
         self.lowerings_seen = 0
@@ -481,7 +482,14 @@ def check_after_partition(kind: str, graph: Any) -> None:
     now = fingerprint(graph, cache=state.rows)
     if not same(expected, now):
         since = "AOTAutograd's inference trace" if kind == "inference" else "the partitioner"
-        _report_after_partition(f"the lite compiler's {kind} graph", describe_change(expected, now), since)
+        change = describe_change(expected, now)
+        # A cause found by structure is refused: foreign code standing in AOTAutograd's place
+        # (a patched step that rewrote the graph and returned before the lite compiler ran).
+        from lite_compiler.provenance import check_aot_autograd
+
+        check_aot_autograd(f"the graph changed between {since} and the lite compiler's {kind} graph"
+                           f" ({change})")
+        _report_after_partition(f"the lite compiler's {kind} graph", change, since)
 
 
 def _report_after_partition(where: str, change: str, since: str = "the partitioner") -> None:

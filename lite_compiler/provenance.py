@@ -13,6 +13,7 @@ the identity reported is the code's own (its globals' module and ``co_qualname``
 
 from __future__ import annotations
 
+import dis
 import functools
 import operator
 import os
@@ -300,17 +301,28 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
     first sweep of a process costs ~90-110 ms, later ones ~10-20 ms (2 shared CPU cores; the
     code objects of ~14,000 functions add ~5-8 ms of that)."""
-    modules = {name: module for name, module in list(sys.modules.items())
-               if module is not None and name.startswith(prefix)
-               and _file_in_torch(getattr(module, "__file__", None) or "<none>")}
-    # (torch's source only: Inductor's generated code registers modules under its name too)
+    modules, swapped = {}, {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(prefix):
+            continue
+        if _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            modules[name] = module
+        elif _torch_source_of(name) is not None:  # (Inductor's generated code registers modules
+            modules[name] = swapped[name] = module  # under its name too: they have no source)
     found = []
     bases: dict[type, None] = {}
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
     homes: dict[str, None] = {}  # the modules of the code Inductor's op tables hold
+    tables: list[Any] = []  # Inductor's module-level containers (the op tables among them)
 
     def sweep(name: str, module: Any) -> None:
         nonlocal found
+        start = len(found)
+        if type(module) is not types.ModuleType:  # a module's class answers every attribute read
+            # (torch's ConfigModule for Inductor's config; ``config.__class__ = Lying`` is not)
+            lying = _foreign_class(type(module))
+            if lying is not None:
+                found.append((f"{name}.__class__", type(module)))
         classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
@@ -320,9 +332,19 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
                 containers_seen.add(id(container))
                 found += _foreign_in_container(f"{name}:{attr}", container)
                 homes.update(dict.fromkeys(_homes_of_table(container)))
+                tables.append(container)
         for attr, record in records:
             found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
+        if name in swapped:  # what it holds is what ``from .name import X`` in Inductor gets
+            # (torch's own functions there no longer run in their module: the stand-ins first)
+            found[start:] = sorted(found[start:], key=lambda item: (
+                foreign_identity(item[1]) or "torch.").startswith("torch."))
+            found[start:] = [(f"sys.modules[{name!r}] (a module object that is not torch's file"
+                              f" {_torch_source_of(name)}): {where}", member) for where, member in found[start:]]
+            if len(found) == start:  # nothing foreign inside: the module itself is the stand-in
+                found.append((f"sys.modules[{name!r}] (not torch's file {_torch_source_of(name)})",
+                              type(module) if type(module) is not types.ModuleType else module))
 
     for name, module in modules.items():
         sweep(name, module)
@@ -339,7 +361,133 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             found += _contents_of(name, module)[1]
     for base in bases:  # swept once however many Inductor classes inherit from it
         found += _foreign_members(base.__module__, base)
+    # Deeper than one level: what the tables' code calls, by global name or through a module it
+    # names (``utils.elementwise_dtypes`` in torch._decomp's cast wrapper), followed to the end.
+    found += _reached_from_tables(tables)
     return found
+
+
+# ---- what the op tables' code reaches ----------------------------------------------------------
+# A decomposition or lowering runs torch's code that calls other code by name, any number of calls
+# deep: a function replaced two calls away runs inside the region as well. The names each code
+# object loads (``LOAD_GLOBAL g``, and ``g.attr`` where ``g`` is a module) are read from its
+# bytecode once, and followed through torch's code (closure cells too) to the end.
+
+_LOAD_GLOBAL, _EXTENDED_ARG = dis.opmap["LOAD_GLOBAL"], dis.opmap["EXTENDED_ARG"]
+_LOAD_ATTRS = {dis.opmap[name] for name in ("LOAD_ATTR", "LOAD_METHOD") if name in dis.opmap}
+_GLOBAL_SHIFT = 1 if sys.version_info >= (3, 11) else 0  # (the low bit: push NULL)
+_ATTR_SHIFT = 1 if sys.version_info >= (3, 12) else 0  # (3.12 folded LOAD_METHOD into LOAD_ATTR)
+_REFS: dict[types.CodeType, tuple[tuple[str, str | None], ...]] = {}
+
+
+def _names_loaded(code: types.CodeType) -> tuple[tuple[str, str | None], ...]:
+    """(global, None) for each global a code object (and the code nested in it) loads, and
+    (global, attribute) for each attribute it reads on one; cached by code object."""
+    found = _REFS.get(code)
+    if found is not None:
+        return found
+    refs: dict[tuple[str, str | None], None] = {}
+    names, raw, previous, extended = code.co_names, code.co_code, None, 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | extended
+        if op == _EXTENDED_ARG:
+            extended = arg << 8
+            continue
+        extended = 0
+        if op == _LOAD_GLOBAL:
+            previous = names[arg >> _GLOBAL_SHIFT]
+            refs[(previous, None)] = None
+        elif op in _LOAD_ATTRS and previous is not None:
+            shift = _ATTR_SHIFT if op == dis.opmap["LOAD_ATTR"] else 0
+            refs[(previous, names[arg >> shift])] = None
+            previous = None
+        elif op != 0:  # (0: the inline CACHE entries of 3.11+)
+            previous = None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            refs.update(dict.fromkeys(_names_loaded(const)))
+    _REFS[code] = found = tuple(refs)
+    return found
+
+
+_REACHED: dict[str, Any] = {}
+
+
+def _reached_from_tables(tables: list[Any]) -> list[tuple[str, Any]]:
+    """(``module:name``, the value) for each callable torch's code in the op tables reaches, any
+    number of calls deep, that is foreign there (``_foreign_value``). Recomputed only when a table,
+    a reached name or a reached function's code changed (identity; ~1,100 names)."""
+    tables = [t for t in tables if isinstance(t, dict) and t and _is_op(next(iter(t)))]
+    if not tables:  # (a sweep of modules that hold no op table: AOTAutograd's)
+        return []
+    held = _REACHED.get("held")
+    if held is not None and len(held[0]) == len(tables) and all(map(operator.is_, held[0], tables)) \
+            and all(_unchanged(("reach", id(t)), t) for t in tables) \
+            and all(space.get(name) is value for space, name, value in held[1]) \
+            and all(map(operator.is_, held[3], map(_CODE, held[2]))):
+        return _REACHED["found"]
+    for t in tables:
+        _unchanged(("reach", id(t)), t)
+    pairs: dict[tuple[int, str], tuple[dict[str, Any], str, Any]] = {}
+    functions, seen, done = [], set(), set()
+    todo = [v for t in tables for v in list(t.values())]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        for layer in _layers(obj):
+            code = getattr(layer, "__code__", None)
+            if type(layer) is not types.FunctionType or not _file_in_torch(code.co_filename):
+                continue  # foreign code is judged where it is held; builtins run no Python
+            functions.append(layer)
+            todo += [v for v in _cell_values(layer) if callable(v) and not isinstance(v, type)]
+            space = layer.__globals__
+            if (code, id(space)) in done:
+                continue
+            done.add((code, id(space)))
+            for name, attr in _names_loaded(code):
+                value = space.get(name)
+                if attr is None:
+                    if value is None or isinstance(value, types.ModuleType):
+                        continue
+                    where, key = space, name
+                elif isinstance(value, types.ModuleType) \
+                        and _file_in_torch(getattr(value, "__file__", None) or "<none>"):
+                    where, key = vars(value), attr
+                    value = where.get(attr)
+                else:
+                    continue
+                if value is None or not callable(value) or (id(where), key) in pairs:
+                    continue
+                pairs[(id(where), key)] = (where, key, value)
+                if not isinstance(value, type):
+                    todo.append(value)
+    found = []
+    for where, key, value in pairs.values():
+        foreign = _foreign_value(key, value)
+        if foreign is not None:
+            found.append((f"{where.get('__name__', '<unknown>')}:{key}", foreign))
+    _REACHED.update(held=(tuple(tables), tuple(pairs.values()), functions, tuple(map(_CODE, functions))),
+                    found=found)
+    return found
+
+
+def inductor_modules_imported(prefix: str = "torch._inductor.") -> int:
+    """How many of torch's Inductor modules are imported (its generated code's modules aside):
+    a sweep is stale once this grows (~0.2 ms)."""
+    return sum(1 for name in list(sys.modules) if name.startswith(prefix) and _torch_source_of(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _torch_source_of(name: str) -> str | None:
+    """The file inside torch the import system loads for module ``name`` (None: torch has none,
+    as for the modules Inductor registers for its generated code)."""
+    base = os.path.join(_torch_dir(), *name.split(".")[1:])
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def _homes_of_table(container: Any) -> list[str]:
@@ -413,8 +561,8 @@ def _functions_in(values: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
 
 
 _SWEPT: dict[Any, tuple[Any, ...]] = {}
-_CONTENTS: dict[str, tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]], list[type],
-                           list[tuple[str, Any]]]] = {}
+_CONTENTS: dict[tuple[str, int], tuple[list[type], list[tuple[str, Any]], list[tuple[str, Any]],
+                                       list[type], list[tuple[str, Any]]]] = {}
 _FOUND: dict[type, list[tuple[str, Any]]] = {}
 
 
@@ -427,8 +575,8 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
     holds there, is an import (``from sympy import symbols``), not a patch; a wrapper, a closure,
     a lambda or a ``functools.wraps`` copy put under a torch name is not. Any other object is
     judged by its class (``_foreign_value``)."""
-    if _unchanged(("module", name, id(module)), vars(module)) and name in _CONTENTS:
-        return _CONTENTS[name]
+    if _unchanged(("module", name, id(module)), vars(module)) and (name, id(module)) in _CONTENTS:
+        return _CONTENTS[(name, id(module))]  # (by object too: another module may stand under the name)
     classes, functions, containers, records = [], [], [], []
     for attr, value in list(vars(module).items()):
         if isinstance(value, type) and value.__module__ == name:
@@ -448,8 +596,8 @@ def _contents_of(name: str, module: Any) -> tuple[list[type], list[tuple[str, An
     # Interpreter under GraphLowering): a method patched there runs in Inductor as well.
     inherited = {base: None for cls in classes for base in cls.__mro__[1:]
                  if base.__module__ != name and _is_torch_class(base)}
-    _CONTENTS[name] = (classes, functions, containers, list(inherited), records)
-    return _CONTENTS[name]
+    _CONTENTS[(name, id(module))] = (classes, functions, containers, list(inherited), records)
+    return _CONTENTS[(name, id(module))]
 
 
 def _foreign_function(name: str, fn: Any) -> bool:
@@ -545,7 +693,10 @@ _RECORDS: dict[str, tuple[Any, list[tuple[str, Any]]]] = {}
 
 def _is_torch_class(cls: type) -> bool:
     module = sys.modules.get(cls.__module__)
-    return _file_in_torch(getattr(module, "__file__", None) or "<none>")
+    filename = getattr(module, "__file__", None)
+    if filename is None and cls.__module__.startswith("torch."):  # its module swapped in sys.modules
+        filename = _torch_source_of(cls.__module__)
+    return _file_in_torch(filename or "<none>")
 
 
 def _is_op(obj: Any) -> bool:
@@ -629,7 +780,11 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
         # Methods only (functions, static and class methods): torch's classes also hold
         # other packages' callables as attributes (a sympy printer's bound doprint).
         function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
-        if type(function) is not types.FunctionType or _trusted_function(function, method=True):
+        if type(function) is not types.FunctionType:
+            if _foreign_wrapper_member(function):  # a partial (or cache) of foreign code, called
+                found.append((f"{name}:{cls.__qualname__}.{attr}", function))  # as the method
+            continue
+        if _trusted_function(function, method=True):
             continue
         if getattr(function, "__lite_guarded__", False):
             continue  # the guard's hook wrapper: it checks what it wraps at each call
@@ -642,6 +797,21 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
     return found
 
 
+def _foreign_wrapper_member(value: Any) -> bool:
+    """A callable of a trusted class stored as a class attribute (``functools.partial``, an
+    ``lru_cache``, a bound method) that runs foreign code: called through the class as its method
+    would be (``CppOverrides.cos(x)``). A bound method of another package's object that is that
+    object's own method (a sympy printer's ``doprint``) is that package's, not a patch."""
+    if isinstance(value, type) or not callable(value) or not _trusted_class(type(value)):
+        return False
+    owner, func = getattr(value, "__self__", None), getattr(value, "__func__", None)
+    if func is not None and owner is not None and any(
+            vars(c).get(getattr(func, "__name__", "")) is func
+            for c in (owner if isinstance(owner, type) else type(owner)).__mro__):
+        return False
+    return any(type(layer) is types.FunctionType and _foreign_function(layer.__name__, layer)
+               for layer in _layers(value))
+
 
 def check_inductor_classes() -> None:
     """Refuse every method patched into an Inductor class (and function put into an Inductor
@@ -651,6 +821,17 @@ def check_inductor_classes() -> None:
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
     check_virtualized_handlers()
+
+
+def check_aot_autograd(change: str) -> None:
+    """A graph changed between AOTAutograd's partitioner (or inference trace) and the lite
+    compiler (``change``): AOTAutograd's own steps are the reference, but foreign code put in
+    its modules (a step patched to rewrite the graph and return before the lite compiler is
+    called, off the call path) is the cause torch's code is not: it runs as itself. Swept only
+    when such a change is seen (AOTAutograd's modules, as Inductor's are)."""
+    for where, member in foreign_methods("torch._functorch."):
+        check_code(member, "aot", f"it was patched into {where}, in torch's place, and {change};"
+                   " register it under this name, or remove the patch for lite compiles")
 
 
 def check_virtualized_handlers() -> None:

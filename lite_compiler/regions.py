@@ -21,7 +21,7 @@ from lite_compiler.cpp_compiler import check_cpp_compiler
 from lite_compiler.errors import LiteCompilerError
 from lite_compiler.generated_code import check_region_module
 from lite_compiler.ledger import LedgerEntry
-from lite_compiler.provenance import check_inductor_classes, check_torch_code
+from lite_compiler.provenance import check_inductor_classes, check_torch_code, inductor_modules_imported
 from lite_compiler.region_config import REGION_FIXED_CONFIG, region_overrides
 from lite_compiler.scooping import SUBMOD_PREFIX, is_annotated, scoop
 from lite_compiler.session import scope as session_scope
@@ -104,12 +104,40 @@ def sweep_inductor(again: bool = False) -> None:
     """Once per compile with regions, before Inductor's code first runs in it (the decompositions
     of the trace; LiteCompiler._decompositions), and ``again`` when the lazy backward compiles: a
     method patched into an Inductor class (or a torch class it inherits from), a function put in
-    an Inductor module or container, runs as itself (lite_compiler.provenance)."""
+    an Inductor module or container, runs as itself (lite_compiler.provenance). Also again
+    whenever torch imported more of Inductor since the last sweep (before the regions lower, and
+    after each region compiles, before its code can run): an import hook can patch what it loads."""
     session = guard.current_session()
-    if session is None or session.effects is None or (session.effects.swept_inductor and not again):
+    if session is None or session.effects is None:
         return
-    session.effects.swept_inductor = True
+    imported = inductor_modules_imported()
+    if session.effects.swept_inductor == imported and not again:
+        return
+    session.effects.swept_inductor = imported
     check_inductor_classes()
+
+
+def python_kernels_traced(gm: torch.fx.GraphModule) -> bool:
+    """Whether AOTAutograd's trace of ``gm`` ran Python kernels registered outside torch: an op
+    of the graph (or of its region submodules) with a fake kernel registered from Python
+    (``torch.library`` custom ops, ``register_fake``) or a Python-dispatcher kernel (``py_impl``)
+    whose code is not torch's. Such code ran after the compile's first sweep."""
+    from torch._library.simple_registry import singleton
+
+    from lite_compiler.provenance import foreign_identity
+
+    registered = getattr(singleton, "_data", {})
+    for module in gm.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            op = node.target
+            if node.op != "call_function" or not isinstance(op, torch._ops.OpOverload):
+                continue
+            entry = registered.get(op._name)  # (read, not find(): that adds an entry per op)
+            kernel = getattr(getattr(entry, "fake_impl", None), "kernel", None)
+            if kernel is not None or any(foreign_identity(k) for k in op.py_kernels.values()):
+                return True
+    return False
 
 
 def _static_layouts(fake_inputs: list[Any]) -> list[tuple[tuple[int, ...], tuple[int, ...]] | None]:
@@ -146,8 +174,10 @@ def compile_regions(
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
     from torch._inductor.compile_fx import compile_fx_inner
 
-    # The backward compiles later (at the first .backward()): what was patched meanwhile counts.
-    sweep_inductor(again=is_backward)
+    # The backward compiles later (at the first .backward()): what was patched meanwhile counts;
+    # so does what user code the trace ran (a custom op's Python fake kernel) patched; and
+    # Inductor's compiler, imported just above, may have brought modules the first sweep missed.
+    sweep_inductor(again=is_backward or python_kernels_traced(gm))
     for submod_name, key, configs in scooped:
         (call,) = gm.graph.find_nodes(op="call_module", target=submod_name)
         submod = getattr(gm, submod_name)
@@ -195,6 +225,9 @@ def compile_regions(
                                             " mode cannot see its passes. Unset"
                                             " TORCHINDUCTOR_FX_COMPILE_MODE and caches for lite"
                                             " compiles")
+                    # Modules Inductor imported while it compiled the region (a hook may have
+                    # patched them) are swept before the region's code can run.
+                    sweep_inductor()
                     # What runs is the code generated here, not a file found in the cache.
                     check_region_module(compiled, region_graph)
                     if fusion is not None:

@@ -1,10 +1,13 @@
-"""Red team, round 2, the attacks that ran unseen (docs/guard.md, "Limits"): code put where the
-guard did not look. Each attack is a real compile on real torch; its control compiles the same
-function without the attack, bitwise equal to aot_eager. Every patch is undone (monkeypatch);
-the ``torch_untouched`` fixture checks the guard left nothing patched.
+"""Red team, rounds 2 and 3, the attacks that ran unseen (docs/guard.md, "Limits"): code put
+where the guard did not look. Each attack is a real compile on real torch; its control compiles
+the same function without the attack, bitwise equal to aot_eager. Every patch is undone
+(monkeypatch); the ``torch_untouched`` fixture checks the guard left nothing patched.
 """
 
+import functools
+import shutil
 import sys
+import types
 
 import pytest
 import torch
@@ -283,9 +286,9 @@ def test_region_module_planted_in_the_code_cache_is_refused():
 
 def test_compiler_wrapper_that_turns_on_fast_math_is_refused_before_it_builds(tmp_path):
     """``CXX`` (read into cpp.cxx, a neutral key) may name a wrapper that adds -ffast-math to
-    whatever Inductor asks for: the command line Inductor builds shows nothing. The compiler is
-    asked, with Inductor's own math flags, what it would compile under (its predefined macros:
-    __FAST_MATH__, __FINITE_MATH_ONLY__, __NO_MATH_ERRNO__)."""
+    whatever Inductor asks for: the command line Inductor builds shows nothing. The compiler
+    builds a small library with Inductor's own flags, which is run: its predefined macros
+    (__FAST_MATH__, __FINITE_MATH_ONLY__, __NO_MATH_ERRNO__) and what its code computes."""
     import shutil
 
     wrapper, calls = tmp_path / "g++-fast", tmp_path / "calls"
@@ -295,10 +298,10 @@ def test_compiler_wrapper_that_turns_on_fast_math_is_refused_before_it_builds(tm
         violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
     assert violation.kind == "effect"
     assert "__FAST_MATH__" in str(violation) and str(wrapper) in str(violation)
-    # It was asked what it would compile under (-dM -E), and built no kernel.
+    # It built the check's own library (run to see what it compiles under), and no kernel.
     asked = calls.read_text().splitlines()
-    assert any("-dM" in line for line in asked)
-    assert all("-dM" in line or line.strip() == "--version" for line in asked), asked
+    assert any("lite-guard-cxx-" in line for line in asked)
+    assert all("lite-guard-cxx-" in line or line.strip() == "--version" for line in asked), asked
 
 
 def test_a_relaxation_inductors_own_flags_ask_for_is_inductors_and_one_a_wrapper_adds_is_not(tmp_path):
@@ -377,11 +380,11 @@ def test_method_patched_into_dynamo_backend_wrapper_is_refused_as_itself(monkeyp
     assert "torch._dynamo.repro.after_dynamo:WrapBackendDebug.__call__" in violation.reason
 
 
-def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(monkeypatch):
+def test_patch_between_the_inference_trace_and_the_lite_compiler_is_refused(monkeypatch):
     """A patched step of AOTAutograd's inference path that rewrites the graph and returns before
     the lite compiler is called (graph_compile._log_inference_graph) is not on the call path;
-    the inference trace is probed as the partitioner's output is: aot_eager runs the same steps
-    (they change it alike), so the change is reported, never silent."""
+    the inference trace is probed as the partitioner's output is, and when the graph changed,
+    AOTAutograd's modules are swept: the patch found there is the cause, refused as itself."""
     import warnings
 
     import torch._functorch._aot_autograd.graph_compile as graph_compile
@@ -399,8 +402,34 @@ def test_change_between_the_inference_trace_and_the_lite_compiler_is_reported(mo
         warnings.simplefilter("error", LiteGuardReport)  # the control reports nothing
         compile_lite(plain_fn)(x, w)
     monkeypatch.setattr(graph_compile, "_log_inference_graph", _log_inference_graph)
-    with pytest.warns(LiteGuardReport, match="AOTAutograd's inference trace"):
-        compile_lite(plain_fn)(x, w)
+    violation = refused(plain_fn, x, w)
+    assert violation.pass_name == qualified(
+        "test_patch_between_the_inference_trace_and_the_lite_compiler_is_refused.<locals>._log_inference_graph")
+    assert "AOTAutograd's inference trace" in violation.reason
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in violation.reason
+    assert RAN == ["rewrite"]
+
+
+def test_change_between_the_inference_trace_and_the_lite_compiler_with_no_cause_found_is_reported():
+    """The same change made by code torch holds nowhere (a ``sys.setprofile`` callback at the call
+    of that step): no foreign code in AOTAutograd's modules, and aot_eager runs the same steps, so
+    the change is reported, never silent."""
+    import torch._functorch._aot_autograd.graph_compile as graph_compile
+
+    from lite_compiler.errors import LiteGuardReport
+
+    step = graph_compile._log_inference_graph.__code__
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is step and not RAN:
+            _mul_to_add(frame.f_locals["fw_module"])
+
+    sys.setprofile(profile)
+    try:
+        with pytest.warns(LiteGuardReport, match="AOTAutograd's inference trace"):
+            compile_lite(plain_fn)(torch.randn(8, 8), torch.randn(8, 8))
+    finally:
+        sys.setprofile(None)
     (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
     assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
     assert RAN == ["rewrite"]
@@ -511,3 +540,315 @@ def test_a_method_transformers_adds_to_nn_module_is_not_a_patch_of_the_pipeline(
     monkeypatch.setattr(torch.nn.Module, "smart_apply", smart_apply, raising=False)
     x, w = torch.randn(8, 8), torch.randn(8, 8)
     assert torch.allclose(compile_lite(cos_region_fn)(x, w), aot_eager(cos_region_fn, x, w), atol=1e-5)
+
+
+# ==== Red team, round 3 ===========================================================================
+# The limits docs/guard.md listed after round 2, and new attacks a hostile Inductor developer might
+# use to switch a pass on for lite users unseen.
+
+def sums_region_fn(x, w):
+    """A region whose kernel computes a*b+c (contractible into an FMA) and reductions."""
+    z = x.sin()
+    with lite_compiler.region(id="r"):
+        z = z * w + x
+    return z.cos()
+
+
+# ---- two_hops: a helper two calls away from the op tables ----------------------------------------
+
+def test_helper_two_calls_from_a_decomposition_is_refused(monkeypatch):
+    """The sweep read the modules of the tables' code, one level: mse_loss's cast wrapper
+    (torch._decomp.decompositions.type_casts) calls ``utils.elementwise_dtypes``, a function of
+    torch._prims_common, a module no table's code lives in. A replacement there decides the
+    region's compute dtype. What the tables' code calls, by global name or through a module it
+    names, is followed to the end (torch's code only)."""
+    import torch._inductor.compile_fx  # noqa: F401  (Inductor imported its names before the patch)
+    import torch._prims_common as prims_common
+
+    original = prims_common.elementwise_dtypes
+
+    def elementwise_dtypes(*args, **kwargs):
+        RAN.append("elementwise_dtypes")
+        computation, result = original(*args, **kwargs)
+        return (torch.float16 if computation == torch.float32 else computation), result
+
+    monkeypatch.setattr(prims_common, "elementwise_dtypes", elementwise_dtypes)
+    violation = refused(loss_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_helper_two_calls_from_a_decomposition_is_refused.<locals>.elementwise_dtypes")
+    assert "torch._prims_common:elementwise_dtypes" in violation.reason
+
+
+# ---- cxx_build_only / cxx_contract: compiler wrappers the macro probe did not see -----------------
+
+def _wrapper(tmp_path, name, body):
+    script = tmp_path / name
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_compiler_wrapper_that_relaxes_math_only_for_real_builds_is_refused(tmp_path):
+    """The compiler was asked ``-dM -E``: a wrapper that adds -ffast-math only when it builds
+    (not when it preprocesses) answered as the compiler itself. The check is a real build, run."""
+    gxx = shutil.which("g++")
+    script = _wrapper(tmp_path, "g++-sly", f'case " $* " in *" -E "*) exec {gxx} "$@";; esac\n'
+                                           f'exec {gxx} "$@" -ffast-math')
+    with torch._inductor.config.patch({"cpp.cxx": (None, str(script))}):
+        violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.kind == "effect"
+    assert "__FAST_MATH__" in str(violation) and str(script) in str(violation)
+
+
+def test_compiler_wrapper_that_hides_the_fast_math_macros_is_refused(tmp_path):
+    """``-ffast-math -U__FAST_MATH__ ...``: the macros say nothing, the code does."""
+    gxx = shutil.which("g++")
+    macros = ("__FAST_MATH__", "__FINITE_MATH_ONLY__", "__NO_MATH_ERRNO__", "__NO_SIGNED_ZEROS__",
+              "__ASSOCIATIVE_MATH__", "__RECIPROCAL_MATH__")
+    undefs = " ".join(f"-U{m}" for m in macros)
+    script = _wrapper(tmp_path, "g++-quiet", f'exec {gxx} "$@" -ffast-math {undefs}')
+    with torch._inductor.config.patch({"cpp.cxx": (None, str(script))}):
+        violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.kind == "effect"
+    assert "signed zeros" in str(violation) or "NaN" in str(violation) or "reassociat" in str(violation)
+
+
+def test_compiler_wrapper_that_turns_on_contraction_is_refused(tmp_path):
+    """``-ffp-contract=fast`` has no macro: a*b+c becomes one fused multiply-add under Inductor's
+    -mfma (its vector ISA flags), rounding once instead of twice. Seen by what the code computes."""
+    gxx = shutil.which("g++")
+    script = _wrapper(tmp_path, "g++-fma", f'exec {gxx} "$@" -ffp-contract=fast')
+    with torch._inductor.config.patch({"cpp.cxx": (None, str(script))}):
+        violation = refused(sums_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.kind == "effect"
+    assert "fused multiply-add" in str(violation)
+
+
+# ---- class_partial: a callable object stored as a method of an Inductor class -----------------------
+
+@pytest.mark.parametrize("how", ["partial", "staticmethod(partial)", "type.__setattr__"])
+def test_callable_object_stored_as_an_inductor_method_is_refused(monkeypatch, how):
+    """CppOverrides' ops are static methods called as ``CppOverrides.cos(x)``: a functools.partial
+    stored there is called the same way; the class sweep judged functions only."""
+    from torch._inductor.codegen.cpp import CppOverrides
+
+    sin = CppOverrides.sin
+
+    def emit_sin(x, unused=None):
+        RAN.append("emit_sin")
+        return sin(x)
+
+    value = {"partial": functools.partial(emit_sin, unused=1),
+             "staticmethod(partial)": staticmethod(functools.partial(emit_sin, unused=1)),
+             "type.__setattr__": staticmethod(emit_sin)}[how]
+    original = vars(CppOverrides)["cos"]
+    monkeypatch.setattr(CppOverrides, "cos", original)  # (undone, below)
+    if how == "type.__setattr__":
+        type.__setattr__(CppOverrides, "cos", value)
+    else:
+        setattr(CppOverrides, "cos", value)
+    try:
+        violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    finally:
+        monkeypatch.undo()
+    assert vars(CppOverrides)["cos"] is original
+    assert violation.pass_name == qualified(
+        "test_callable_object_stored_as_an_inductor_method_is_refused.<locals>.emit_sin")
+    assert RAN == []
+
+
+# ---- module_swap: sys.modules holds another module under an Inductor name -------------------------
+
+def test_module_swapped_into_sys_modules_under_an_inductor_name_is_refused(monkeypatch):
+    """GraphLowering imports its Scheduler when it codegens (``from .scheduler import Scheduler``,
+    read from sys.modules): a module object put there with no file (so not "torch's") held a
+    subclass that reorders nodes; the sweep skipped modules whose file is not torch's."""
+    from torch._inductor import scheduler
+
+    class Scheduler(scheduler.Scheduler):
+        def _init(self, nodes):
+            RAN.append("Scheduler._init")
+            return super()._init(nodes)
+
+    for attr, value in vars(scheduler.Scheduler).items():  # (every hook still resolves)
+        if isinstance(value, types.FunctionType) and attr not in vars(Scheduler):
+            setattr(Scheduler, attr, value)
+    fake = types.ModuleType(scheduler.__name__)
+    fake.__dict__.update({k: v for k, v in vars(scheduler).items() if k not in ("__file__", "__spec__")})
+    fake.Scheduler = Scheduler
+    monkeypatch.setitem(sys.modules, scheduler.__name__, fake)
+    violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    assert violation.pass_name == qualified(
+        "test_module_swapped_into_sys_modules_under_an_inductor_name_is_refused.<locals>.Scheduler")
+    assert "sys.modules" in violation.reason
+    assert RAN == []
+
+
+# ---- config_class: Inductor's config module given a class that lies -------------------------------
+
+def test_inductor_config_module_with_a_lying_class_is_refused():
+    """``torch._inductor.config.__class__ = Lying`` (a subclass of torch's ConfigModule class):
+    every read goes through its __getattr__, so lite's forced values (config.patch writes them)
+    read as anything the class says, and nothing in the module's namespace changed."""
+    from torch._inductor import config
+
+    real = type(config)
+
+    class Lying(real):
+        def __getattr__(self, name):
+            if name == "epilogue_fusion":
+                RAN.append(name)
+                return True
+            return real.__getattr__(self, name)
+
+    types.ModuleType.__setattr__(config, "__class__", Lying)  # (ConfigModule refuses the name)
+    try:
+        violation = refused(cos_region_fn, torch.randn(8, 8), torch.randn(8, 8))
+    finally:
+        types.ModuleType.__setattr__(config, "__class__", real)
+    assert violation.pass_name == qualified(
+        "test_inductor_config_module_with_a_lying_class_is_refused.<locals>.Lying")
+    assert "torch._inductor.config" in violation.reason
+
+
+# ---- config_in_op: a custom op flips an Inductor config key while the compile traces -------------
+
+def test_config_key_flipped_by_a_custom_op_while_tracing_does_not_reach_a_region():
+    """A custom op's fake kernel (run while AOTAutograd traces, after the compile's checks began)
+    sets optimization keys globally: each region compiles under lite's values patched over the
+    global config, so the keys never reach it; the global value is the user's afterwards."""
+    from torch._inductor import config
+
+    @torch.library.custom_op("lite_round3::flip", mutates_args=())
+    def flip(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    @flip.register_fake
+    def _(x):
+        RAN.append("flip")
+        config.pattern_matcher, config.epilogue_fusion = True, True
+        return torch.empty_like(x)
+
+    def fn(x, w):
+        z = flip(x.sin())
+        with lite_compiler.region(id="r"):
+            z = (z @ w).cos() * 2
+        return z + 1
+
+    saved = (config.pattern_matcher, config.epilogue_fusion)
+    try:
+        x, w = torch.randn(8, 8), torch.randn(8, 8)
+        out = compile_lite(fn)(x, w)
+        assert RAN  # the flip ran during the trace
+        assert not [e for e in lite_compiler.last_ledger() if e.name == "pattern_matcher" and e.allowed]
+        config.pattern_matcher, config.epilogue_fusion = saved
+        assert torch.allclose(out, aot_eager(fn, x, w), atol=1e-5)
+    finally:
+        config.pattern_matcher, config.epilogue_fusion = saved
+
+
+# ---- import_hook: a module patched as torch imports it, after the compile's sweep ------------------
+
+IMPORT_HOOK_SCRIPT = '''
+import importlib.abc, importlib.machinery, sys
+import torch
+import lite_compiler
+
+class Patcher(importlib.abc.MetaPathFinder):
+    """Lets torch import a module of Inductor's that a fresh process imports only when a region
+    lowers (after the compile's first sweep), then makes the C++ codegen emit sin for cos."""
+    def find_spec(self, name, path, target=None):
+        if name != "torch._inductor.codegen.cpu_device_op_overrides":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        real_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            real_exec(module)
+            from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+            for cls in (CppOverrides, CppVecOverrides):
+                def cos(*args, sin=cls.sin):
+                    print("RAN", flush=True)
+                    return sin(*args)
+                cls.cos = staticmethod(cos)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, Patcher())
+
+def fn(x, w):
+    z = x.sin() @ w
+    with lite_compiler.region(id="r"):
+        z = z.cos() * 2
+    return z + 1
+
+try:
+    out = torch.compile(fn, backend="lite")(torch.randn(8, 8), torch.randn(8, 8))
+    print("COMPILED")
+except lite_compiler.LitePassViolation as err:
+    print("REFUSED", err.pass_name)
+'''
+
+
+def test_module_patched_by_an_import_hook_during_the_compile_is_refused(tmp_path):
+    """In a fresh process, torch imports ~45 of Inductor's modules after the compile's first
+    sweep (device op overrides, memory planning, ... when the first region lowers): a
+    ``sys.meta_path`` hook that patches Inductor as such an import finishes ran unseen in the
+    first compile. Inductor is swept again whenever more of it was imported since the last sweep,
+    and after each region compiles, before the region's code can run (the patched codegen ran
+    while it compiled; the code it generated never runs)."""
+    import os
+    import subprocess
+
+    script = tmp_path / "attack.py"
+    script.write_text(IMPORT_HOOK_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert "REFUSED __main__:Patcher.find_spec.<locals>.exec_module.<locals>.cos" in out.stdout, \
+        out.stdout + out.stderr[-3000:]
+
+
+# ---- traced_patch: a custom op's fake kernel patches Inductor while AOTAutograd traces -------------
+
+def test_method_patched_into_inductor_by_a_custom_ops_fake_kernel_is_refused_before_the_region_lowers():
+    """The compile's sweep runs before the trace; a custom op's fake kernel (user code the trace
+    runs) that patches Inductor then was seen only when the backward compiled, after the forward's
+    regions ran it. A graph that calls an op with a Python fake kernel has Inductor swept again
+    before its regions lower."""
+    from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+
+    originals = {cls: vars(cls)["cos"] for cls in (CppOverrides, CppVecOverrides)}
+
+    def emit_sin(*args):
+        RAN.append("emit_sin")
+        return CppOverrides.sin(*args)
+
+    @torch.library.custom_op("lite_round3::patcher", mutates_args=())
+    def patcher(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    calls = []
+
+    @patcher.register_fake
+    def _(x):
+        calls.append(x)
+        if len(calls) > 1:  # not when Dynamo traces (before the backend is called): in AOTAutograd's trace
+            for cls in originals:
+                cls.cos = staticmethod(emit_sin)
+        return torch.empty_like(x)
+
+    def fn(x, w):
+        z = patcher(x.sin() @ w)
+        with lite_compiler.region(id="r"):
+            z = z.cos() * 2
+        return z + 1
+
+    try:
+        violation = refused(fn, torch.randn(8, 8), torch.randn(8, 8))
+    finally:
+        for cls, original in originals.items():
+            setattr(cls, "cos", original)
+    assert violation.pass_name == qualified(
+        "test_method_patched_into_inductor_by_a_custom_ops_fake_kernel_is_refused_before_the_region_lowers"
+        ".<locals>.emit_sin")
+    assert RAN == []

@@ -1107,13 +1107,12 @@ def test_torch_own_decomposition_table_has_no_moved_entry():
     assert sum(decomposition_moved(aten.cos.default, fn) is not None for fn in table.values()) > 0.8 * len(table)
 
 
-def test_change_between_the_partitioner_and_the_lite_compiler_is_reported():
+def test_change_between_the_partitioner_and_the_lite_compiler_by_a_patch_is_refused():
     """AOTAutograd's own steps after the partitioner (saved-tensors hooks inlining, effect tokens)
-    run for aot_eager too; a patch there changes both alike, so it is reported (ledger row and a
-    LiteGuardReport warning), never silently allowed."""
+    run for aot_eager too, so a change there was only reported; when the change is seen, AOTAutograd's
+    modules are swept, and a patched step found there (off the call path: it returned before the
+    lite compiler ran) is the cause, refused as itself."""
     import torch._functorch._aot_autograd.graph_compile as graph_compile
-
-    from lite_compiler.errors import LiteGuardReport
 
     original = graph_compile.maybe_inline_graph_saved_tensors_hooks
 
@@ -1123,11 +1122,13 @@ def test_change_between_the_partitioner_and_the_lite_compiler_is_reported():
         return original(fw_module, bw_module, *args, **kwargs)
 
     x = torch.randn(8, requires_grad=True)
-    with pytest.MonkeyPatch.context() as patch, pytest.warns(LiteGuardReport, match="partitioner"):
+    with pytest.MonkeyPatch.context() as patch:
         patch.setattr(graph_compile, "maybe_inline_graph_saved_tensors_hooks", inline_and_more)
-        compile_lite(plain_fn)(x).sum().backward()
-    (row,) = [e for e in lite_compiler.last_ledger() if e.name == "<change after partitioner>"]
-    assert row.kind == "effect" and "target aten.mul.Tensor -> aten.add.Tensor" in row.reason
+        violation = refused(plain_fn, x)
+    assert violation.pass_name.endswith(
+        "test_change_between_the_partitioner_and_the_lite_compiler_by_a_patch_is_refused.<locals>.inline_and_more")
+    assert "graph_compile:maybe_inline_graph_saved_tensors_hooks" in violation.reason
+    assert "target aten.mul.Tensor -> aten.add.Tensor" in violation.reason
     assert RAN == ["mul_to_add"]
 
 
