@@ -64,3 +64,18 @@ def test_hf_llama_example_regions_without_editing_the_model():
     fw_modules = sorted(m for g, mods in ledger.region_modules.items() if "/fw/" in g for m in mods)
     assert fw_modules == sorted(assignments)
     assert result["restored"]
+
+
+def test_a_run_counts_its_own_graphs_after_the_process_kept_its_maximum_of_ledgers():
+    """The process keeps its newest ledgers only; a long test run or benchmark reaches that cap,
+    and a run's graphs must still be the ledgers it created (by identity, not by position)."""
+    import lite_compiler
+    from lite_compiler.ledger import _MAX_KEPT, new_ledger
+
+    for _ in range(_MAX_KEPT):
+        new_ledger("lite")
+    case = CASES["torchvision resnet (BasicBlock [1,1,1,1])"]
+    torch.manual_seed(0)
+    ours = run_variant(case, case.build(), "infer", "fp32", "lite")
+    assert ours["graphs"] >= 1, "nothing reached the lite backend"
+    assert len(lite_compiler.all_ledgers()) == _MAX_KEPT
