@@ -171,8 +171,9 @@ class Vocabulary:
 
     @functools.cached_property
     def argument_words(self) -> frozenset[str]:
-        """Words a file installing a value through such an argument must hold: the keyword, and
-        the callable's last name where the argument may also be passed by position."""
+        """Words a function handing a value to such an argument holds: the keyword, and the
+        callable's last name where the argument may also be passed by position (its call may
+        name an alias the file imports, so the keyword alone is enough for one function)."""
         return frozenset(word for name, rows in self.arguments.items() for _, arg, position, _ in rows
                          for word in (arg, name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
                                       if position >= 0 else "") if word)
@@ -182,11 +183,48 @@ class Vocabulary:
         return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(self.argument_words)))
                           + r")\b") if self.argument_words else None
 
+    @functools.cached_property
+    def _argument_callables(self) -> dict[str, tuple[bool, tuple[str, ...], "re.Pattern[str] | None"]]:
+        """Last name of each callable with a pass or compiler argument -> whether a value may
+        reach it without a keyword (by position; also the def it decorates, the argument taken
+        first: ``@register_backend``), its keywords, and those written as keyword arguments
+        (``backend=``; a line break, a continuation or a comment may come before the ``=``)."""
+        found: dict[str, tuple[bool, set[str]]] = {}
+        for name, rows in self.arguments.items():
+            last = name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+            bare, keywords = found.get(last, (False, set()))
+            for _, arg, position, _ in rows:
+                bare = bare or position >= 0
+                keywords = keywords | ({arg} if arg else set())
+            found[last] = (bare, keywords)
+        # The keyword first, not "\b": a pattern led by a literal is searched for at C speed
+        # (the word boundary before it is checked by hand). A comment ends at its line break
+        # ("#[^\n]*" repeated without it would backtrack exponentially over a line of '#').
+        return {last: (bare, tuple(sorted(keywords)), re.compile(
+                    "(?:" + "|".join(map(re.escape, sorted(keywords))) + r")(?:\s|\\|#[^\n]*\n)*=(?!=)")
+                    if keywords else None)
+                for last, (bare, keywords) in found.items()}
+
     def may_hand_arguments(self, text: str) -> bool:
         """Might this source (outside torch) hand a value to a pass or compiler argument
-        (``partition_fn=``, ``PassManager(...)``, ``backend=``)? Such a file (and each function
-        holding one of those words) is read, not light; the prefilter parses it."""
-        return self._argument_pattern is not None and self._argument_pattern.search(text) is not None
+        (``aot_autograd(partition_fn=p)``, ``PassManager([p])``, ``torch.compile(backend=f)``,
+        ``@register_backend``)? Such a file (and each function holding one of the argument words)
+        is read, not light; the prefilter parses it. The index records such a value only at a
+        call (or decorator) of the callable by its last name, or by an alias the file imports
+        under that name, so the file names the callable; and unless the callable takes the
+        argument by position, the value is a keyword argument. A file that only mentions
+        ``backend`` (an attention or a tokenizer backend) hands nothing on: most of a
+        third-party tree."""
+        for name, (bare, keywords, keyword_args) in self._argument_callables.items():
+            if name not in text:  # substring tests first: most files hold none of these
+                continue
+            if not bare and (keyword_args is None or not any(k in text for k in keywords)
+                             or not any(m.start() == 0 or not _is_word_char(text[m.start() - 1])
+                                        for m in keyword_args.finditer(text))):
+                continue
+            if _holds_word(text, name):
+                return True
+        return False
 
     @functools.cached_property
     def compiler_keywords(self) -> frozenset[str]:
@@ -518,7 +556,24 @@ _SETATTR_OPAQUE = re.compile(r"(?!\s*\()|\s*\(\s*\*")
 
 
 def _is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    return char.isalnum() or char == "_"  # what a regular expression's \w is
+
+
+def _word_at(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` not part of a longer word (``\b`` on both sides)?"""
+    return (start == 0 or not _is_word_char(text[start - 1])) \
+        and (end >= len(text) or not _is_word_char(text[end]))
+
+
+def _holds_word(text: str, word: str) -> bool:
+    """``re.search(rf"\b{word}\b", text)`` for a word, by ``str.find`` (a pattern led by
+    ``\b`` is tried at every position of the text: ten times slower)."""
+    at = text.find(word)
+    while at != -1:
+        if _word_at(text, at, at + len(word)):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _receiver_before(text: str, at: int) -> str | None:
