@@ -987,12 +987,12 @@ class _Extractor(ast.NodeVisitor):
                 # what a method taking an FX graph (after self) does with it: rewrites it, or
                 # hands it to each element of a list (a runner), read by LG001
                 params = [*node.args.posonlyargs, *node.args.args][1:]
-                effects = self._graph_effects(node, params) if params else None
+                effects = self._graph_effects(node, params, method=True) if params else None
                 if effects is not None:
                     klass.setdefault("graph_effects", {})[node.name] = effects
-            if self.outside_torch and _returns_own_argument(node) \
-                    and any(isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")
-                            for d in node.decorator_list):
+            if self.outside_torch and any(isinstance(d, ast.Name) and d.id in (
+                    "classmethod", "staticmethod") for d in node.decorator_list) \
+                    and _returns_own_argument(node):  # the decorator first: it costs no walk
                 # @Registry.register("name") class T: a classmethod handing back what it is
                 # given registers it (TensorRT-LLM auto_deploy's TransformRegistry)
                 self.summary.setdefault("registrars", []).append(qualname)
@@ -1090,42 +1090,56 @@ class _Extractor(ast.NodeVisitor):
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
 
     def _graph_effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                       params: list[ast.arg]) -> list | None:
+                       params: list[ast.arg], method: bool = False) -> list | None:
         """What a module-level function taking an FX graph first does with it: whether it
         rewrites it (calls a registry ``graph_mutation`` member: ``gm.graph.erase_node``,
         ``node.replace_all_uses_with``, ``gm.recompile()``), and which functions it calls with
         it (``recover_pass(gm)``). LG001 reads these for compilers (a backend, an
         ``inner_compile=`` adaptor) and for another project's pipeline code replaced at run
-        time: a rewrite is a pass, a compiler is not."""
+        time: a rewrite is a pass, a compiler is not. ``method``: of a method (``params`` after
+        ``self``), LG001 reads only a rewrite of a graph and what a loop's elements are handed
+        (a runner's ``for t in self.transforms: t.run(gm)``), so a method doing neither has none:
+        every method of every class outside torch comes here."""
         first = params[0]
-        evidence = _graph_use(node, first, self.vocab, self.summary["imports"])
-        # neither a graph function nor shaped like a compiler, (gm, example_inputs): only what
-        # it hands its first argument to in a loop over a list (a runner) is kept
-        runner_only = not evidence and len(params) < 2
-        rewrites, calls = [], []
+        rewrites, handed = [], []
         loops = {}  # for t in self.transforms: t.run(gm) -> t is each element of self.transforms
-        for inner in ast.walk(node):
+        for inner in ast.walk(node):  # one walk; the graph evidence only when it can matter
             if isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
                 loops[inner.target.id] = inner.iter
             if not isinstance(inner, ast.Call):
                 continue
-            if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.vocab.graph_mutators:
-                rewrites.append((inner.lineno, inner.col_offset, _dotted(inner.func) or inner.func.attr))
-        for inner in ast.walk(node) if loops or not runner_only else ():
-            if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
-                    and inner.args[0].id == first.arg and len(calls) < 32 \
-                    and isinstance(inner.func, (ast.Name, ast.Attribute)):
-                func = inner.func
-                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                        and func.value.id in loops:
-                    callee = ["each", self.expr(loops[func.value.id]), func.attr]
-                elif runner_only:
-                    continue
-                else:
-                    callee = self.expr(func)
-                calls.append([callee, inner.lineno, self._col(inner)])
+            func = inner.func
+            if isinstance(func, ast.Attribute) and func.attr in self.vocab.graph_mutators:
+                rewrites.append((inner.lineno, inner.col_offset, _dotted(func) or func.attr))
+            if inner.args and isinstance(inner.args[0], ast.Name) and inner.args[0].id == first.arg \
+                    and isinstance(func, (ast.Name, ast.Attribute)):
+                handed.append(inner)
+
+        def each(call: ast.Call) -> bool:
+            return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id in loops
+
+        if not rewrites and not (handed if not method else any(map(each, handed))):
+            return None
+        evidence = _graph_use(node, first, self.vocab, self.summary["imports"])
+        # neither a graph function nor shaped like a compiler, (gm, example_inputs): only what
+        # it hands its first argument to in a loop over a list (a runner) is kept
+        runner_only = not evidence and len(params) < 2
+        calls = []
+        for inner in handed:
+            if len(calls) >= 32:
+                break
+            if each(inner):
+                callee = ["each", self.expr(loops[inner.func.value.id]), inner.func.attr]
+            elif runner_only:
+                continue
+            else:
+                callee = self.expr(inner.func)
+            calls.append([callee, inner.lineno, self._col(inner)])
         rewrite = min(rewrites)[2] if rewrites else ""  # the first in the source
         if not ((rewrite and evidence) or calls):
+            return None
+        if method and not (rewrite and evidence) and not any(c[0][0] == "each" for c in calls):
             return None
         line, col = self._name_position(node, "def")
         required = len(params) - len(node.args.defaults)
