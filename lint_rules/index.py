@@ -726,6 +726,9 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
+    # A member call that rewrites a graph names the member in the text (an identifier written
+    # with characters Python folds, NFKC, is not ASCII: then any function may)
+    extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators)
     extractor.rewrites_entries = patches and iterates_pipeline(text, vocab.pipeline_packages)
     # Module-level bindings first: a function may call a name bound further down the file
     # (``def f(k, p): put(k, p)`` ... ``put = partial(setattr, config)``).
@@ -755,23 +758,37 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     return extractor.summary
 
 
+_BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))  # statement lists
+
+
+def _statements(body: list[ast.stmt], stop_at: tuple[type, ...] = ()) -> Iterator[ast.AST]:
+    """The statements of ``body`` and of the blocks nested in them, in ``ast.walk``'s order
+    (breadth first), without walking any expression: a def, a return or an import is only ever
+    a statement, and a function's expressions are most of its nodes. ``stop_at``: statements
+    (defs, classes) whose blocks are not entered."""
+    queue = collections.deque(body)
+    while queue:
+        node = queue.popleft()
+        yield node
+        if stop_at and isinstance(node, stop_at):
+            continue
+        for name in node._fields:
+            if name in _BLOCKS:
+                queue.extend(getattr(node, name))  # except handlers and match cases too
+
+
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does this function, or one defined in it, return one of its own parameters unchanged?
     A decorator that does (``def register(f): PASSES.append(f); return f``) keeps the function
     and registers it; one returning a new wrapper does not."""
-    for inner in ast.walk(node):
-        if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for inner in (node, *(s for s in _statements(node.body) if isinstance(s, defs))):
         params = {a.arg for a in [*inner.args.posonlyargs, *inner.args.args]}
-        stack = list(inner.body)
-        while stack:
-            child = stack.pop()
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
+        # its own returns: not those of a def or class nested in it
+        for child in _statements(inner.body, stop_at=(*defs, ast.ClassDef)):
             if isinstance(child, ast.Return) and isinstance(child.value, ast.Name) \
                     and child.value.id in params:
                 return True
-            stack.extend(ast.iter_child_nodes(child))
     return False
 
 
@@ -790,11 +807,12 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset()) -> dict[s
     local_imports = {alias.asname or alias.name: f"from:{node.level}:{node.module or ''}:{alias.name}"
                      for top in tree.body if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                               ast.ClassDef))
-                     for node in ast.walk(top) if isinstance(node, ast.ImportFrom)
+                     for node in _statements([top]) if isinstance(node, ast.ImportFrom)
                      for alias in node.names if alias.name != "*"}
-    compared = {id(c) for node in ast.walk(tree) if isinstance(node, ast.Compare)
-                for c in node.comparators}  # `x in (a, b)` tests membership, hands nothing on
+    compared: set[int] = set()  # `x in (a, b)` tests membership, hands nothing on
     for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):  # met before its comparators (breadth first)
+            compared.update(id(c) for c in node.comparators)
         # A compiler (torch.compile's backend=, register_backend's compiler_fn=, compile_fx's
         # inner_compile=, aot_autograd's fw_compiler=, a {"backend": f} of kwargs: the
         # registry's compiler_argument rows) takes a GraphModule too, but compiles it: not a
@@ -886,6 +904,7 @@ class _Extractor(ast.NodeVisitor):
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
         self.rewrites = False  # the file calls a graph_mutation member (summarize)
+        self.names_mutators = True  # the file's text may name one (summarize)
         self.rewrites_entries = False  # it loops over a name imported from the pipeline
         self.entry_edits: set[int] = set()  # assignments recorded by _entry_edits
         self.registered: set[int] = set()  # registration calls recorded (decorator or call)
@@ -987,7 +1006,11 @@ class _Extractor(ast.NodeVisitor):
                 # what a method taking an FX graph (after self) does with it: rewrites it, or
                 # hands it to each element of a list (a runner), read by LG001
                 params = [*node.args.posonlyargs, *node.args.args][1:]
-                effects = self._graph_effects(node, params, method=True) if params else None
+                # a method can only rewrite a graph, or hand one to a loop's elements, if the
+                # file names a rewriting member or the method loops (its statements, no walk)
+                effects = self._graph_effects(node, params, method=True) if params and (
+                    self.names_mutators or any(isinstance(s, (ast.For, ast.AsyncFor))
+                                               for s in _statements(node.body))) else None
                 if effects is not None:
                     klass.setdefault("graph_effects", {})[node.name] = effects
             if self.outside_torch and any(isinstance(d, ast.Name) and d.id in (
