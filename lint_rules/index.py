@@ -219,7 +219,7 @@ class Vocabulary:
             if name not in text:  # substring tests first: most files hold none of these
                 continue
             if not bare and (keyword_args is None or not any(k in text for k in keywords)
-                             or not any(m.start() == 0 or not _is_word_char(text[m.start() - 1])
+                             or not any(_keyword_at(text, m.start())
                                         for m in keyword_args.finditer(text))):
                 continue
             if _holds_word(text, name):
@@ -563,6 +563,15 @@ def _word_at(text: str, start: int, end: int) -> bool:
     """Is ``text[start:end]`` not part of a longer word (``\b`` on both sides)?"""
     return (start == 0 or not _is_word_char(text[start - 1])) \
         and (end >= len(text) or not _is_word_char(text[end]))
+
+
+def _keyword_at(text: str, start: int) -> bool:
+    """May the word at ``start`` be a keyword argument's name? Not when it is part of a longer
+    word, nor an attribute (``self.backend = b``: a dot before it on its line)."""
+    at = start - 1
+    while at >= 0 and text[at] in " \t\f":
+        at -= 1
+    return at < 0 or not (_is_word_char(text[at]) or text[at] == ".")
 
 
 def _holds_word(text: str, word: str) -> bool:
