@@ -177,8 +177,9 @@ class Vocabulary:
 
     @functools.cached_property
     def argument_words(self) -> frozenset[str]:
-        """Words a file installing a value through such an argument must hold: the keyword, and
-        the callable's last name where the argument may also be passed by position."""
+        """Words a function handing a value to such an argument holds: the keyword, and the
+        callable's last name where the argument may also be passed by position (its call may
+        name an alias the file imports, so the keyword alone is enough for one function)."""
         return frozenset(word for name, rows in self.arguments.items() for _, arg, position, _ in rows
                          for word in (arg, name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
                                       if position >= 0 else "") if word) | self.lowering_names
@@ -194,11 +195,48 @@ class Vocabulary:
         return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(self.argument_words)))
                           + r")\b") if self.argument_words else None
 
+    @functools.cached_property
+    def _argument_callables(self) -> dict[str, tuple[bool, tuple[str, ...], "re.Pattern[str] | None"]]:
+        """Last name of each callable with a pass or compiler argument -> whether a value may
+        reach it without a keyword (by position; also the def it decorates, the argument taken
+        first: ``@register_backend``), its keywords, and those written as keyword arguments
+        (``backend=``; a line break, a continuation or a comment may come before the ``=``)."""
+        found: dict[str, tuple[bool, set[str]]] = {}
+        for name, rows in self.arguments.items():
+            last = name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+            bare, keywords = found.get(last, (False, set()))
+            for _, arg, position, _ in rows:
+                bare = bare or position >= 0
+                keywords = keywords | ({arg} if arg else set())
+            found[last] = (bare, keywords)
+        # The keyword first, not "\b": a pattern led by a literal is searched for at C speed
+        # (the word boundary before it is checked by hand). A comment ends at its line break
+        # ("#[^\n]*" repeated without it would backtrack exponentially over a line of '#').
+        return {last: (bare, tuple(sorted(keywords)), re.compile(
+                    "(?:" + "|".join(map(re.escape, sorted(keywords))) + r")(?:\s|\\|#[^\n]*\n)*=(?!=)")
+                    if keywords else None)
+                for last, (bare, keywords) in found.items()}
+
     def may_hand_arguments(self, text: str) -> bool:
         """Might this source (outside torch) hand a value to a pass or compiler argument
-        (``partition_fn=``, ``PassManager(...)``, ``backend=``)? Such a file (and each function
-        holding one of those words) is read, not light; the prefilter parses it."""
-        return self._argument_pattern is not None and self._argument_pattern.search(text) is not None
+        (``aot_autograd(partition_fn=p)``, ``PassManager([p])``, ``torch.compile(backend=f)``,
+        ``@register_backend``)? Such a file (and each function holding one of the argument words)
+        is read, not light; the prefilter parses it. The index records such a value only at a
+        call (or decorator) of the callable by its last name, or by an alias the file imports
+        under that name, so the file names the callable; and unless the callable takes the
+        argument by position, the value is a keyword argument. A file that only mentions
+        ``backend`` (an attention or a tokenizer backend) hands nothing on: most of a
+        third-party tree."""
+        for name, (bare, keywords, keyword_args) in self._argument_callables.items():
+            if name not in text:  # substring tests first: most files hold none of these
+                continue
+            if not bare and (keyword_args is None or not any(k in text for k in keywords)
+                             or not any(_keyword_at(text, m.start())
+                                        for m in keyword_args.finditer(text))):
+                continue
+            if _holds_word(text, name):
+                return True
+        return False
 
     @functools.cached_property
     def compiler_keywords(self) -> frozenset[str]:
@@ -530,7 +568,33 @@ _SETATTR_OPAQUE = re.compile(r"(?!\s*\()|\s*\(\s*\*")
 
 
 def _is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    return char.isalnum() or char == "_"  # what a regular expression's \w is
+
+
+def _word_at(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` not part of a longer word (``\b`` on both sides)?"""
+    return (start == 0 or not _is_word_char(text[start - 1])) \
+        and (end >= len(text) or not _is_word_char(text[end]))
+
+
+def _keyword_at(text: str, start: int) -> bool:
+    """May the word at ``start`` be a keyword argument's name? Not when it is part of a longer
+    word, nor an attribute (``self.backend = b``: a dot before it on its line)."""
+    at = start - 1
+    while at >= 0 and text[at] in " \t\f":
+        at -= 1
+    return at < 0 or not (_is_word_char(text[at]) or text[at] == ".")
+
+
+def _holds_word(text: str, word: str) -> bool:
+    """``re.search(rf"\b{word}\b", text)`` for a word, by ``str.find`` (a pattern led by
+    ``\b`` is tried at every position of the text: ten times slower)."""
+    at = text.find(word)
+    while at != -1:
+        if _word_at(text, at, at + len(word)):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _receiver_before(text: str, at: int) -> str | None:
@@ -683,6 +747,9 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
+    # A member call that rewrites a graph names the member in the text (an identifier written
+    # with characters Python folds, NFKC, is not ASCII: then any function may)
+    extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators)
     extractor.rewrites_entries = patches and iterates_pipeline(text, vocab.pipeline_packages)
     # Module-level bindings first: a function may call a name bound further down the file
     # (``def f(k, p): put(k, p)`` ... ``put = partial(setattr, config)``).
@@ -715,23 +782,37 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     return extractor.summary
 
 
+_BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))  # statement lists
+
+
+def _statements(body: list[ast.stmt], stop_at: tuple[type, ...] = ()) -> Iterator[ast.AST]:
+    """The statements of ``body`` and of the blocks nested in them, in ``ast.walk``'s order
+    (breadth first), without walking any expression: a def, a return or an import is only ever
+    a statement, and a function's expressions are most of its nodes. ``stop_at``: statements
+    (defs, classes) whose blocks are not entered."""
+    queue = collections.deque(body)
+    while queue:
+        node = queue.popleft()
+        yield node
+        if stop_at and isinstance(node, stop_at):
+            continue
+        for name in node._fields:
+            if name in _BLOCKS:
+                queue.extend(getattr(node, name))  # except handlers and match cases too
+
+
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does this function, or one defined in it, return one of its own parameters unchanged?
     A decorator that does (``def register(f): PASSES.append(f); return f``) keeps the function
     and registers it; one returning a new wrapper does not."""
-    for inner in ast.walk(node):
-        if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for inner in (node, *(s for s in _statements(node.body) if isinstance(s, defs))):
         params = {a.arg for a in [*inner.args.posonlyargs, *inner.args.args]}
-        stack = list(inner.body)
-        while stack:
-            child = stack.pop()
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
+        # its own returns: not those of a def or class nested in it
+        for child in _statements(inner.body, stop_at=(*defs, ast.ClassDef)):
             if isinstance(child, ast.Return) and isinstance(child.value, ast.Name) \
                     and child.value.id in params:
                 return True
-            stack.extend(ast.iter_child_nodes(child))
     return False
 
 
@@ -751,11 +832,12 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
     local_imports = {alias.asname or alias.name: f"from:{node.level}:{node.module or ''}:{alias.name}"
                      for top in tree.body if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                               ast.ClassDef))
-                     for node in ast.walk(top) if isinstance(node, ast.ImportFrom)
+                     for node in _statements([top]) if isinstance(node, ast.ImportFrom)
                      for alias in node.names if alias.name != "*"}
-    compared = {id(c) for node in ast.walk(tree) if isinstance(node, ast.Compare)
-                for c in node.comparators}  # `x in (a, b)` tests membership, hands nothing on
+    compared: set[int] = set()  # `x in (a, b)` tests membership, hands nothing on
     for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):  # met before its comparators (breadth first)
+            compared.update(id(c) for c in node.comparators)
         # A compiler (torch.compile's backend=, register_backend's compiler_fn=, compile_fx's
         # inner_compile=, aot_autograd's fw_compiler=, a {"backend": f} of kwargs: the
         # registry's compiler_argument rows) takes a GraphModule too, but compiles it: not a
@@ -849,6 +931,7 @@ class _Extractor(ast.NodeVisitor):
         self.hook_keys = vocab.hooks
         self.key_constants: dict[str, str] = {}  # imported name -> the hook key it holds
         self.rewrites = False  # the file calls a graph_mutation member (summarize)
+        self.names_mutators = True  # the file's text may name one (summarize)
         self.rewrites_entries = False  # it loops over a name imported from the pipeline
         self.entry_edits: set[int] = set()  # assignments recorded by _entry_edits
         self.registered: set[int] = set()  # registration calls recorded (decorator or call)
@@ -950,12 +1033,16 @@ class _Extractor(ast.NodeVisitor):
                 # what a method taking an FX graph (after self) does with it: rewrites it, or
                 # hands it to each element of a list (a runner), read by LG001
                 params = [*node.args.posonlyargs, *node.args.args][1:]
-                effects = self._graph_effects(node, params) if params else None
+                # a method can only rewrite a graph, or hand one to a loop's elements, if the
+                # file names a rewriting member or the method loops (its statements, no walk)
+                effects = self._graph_effects(node, params, method=True) if params and (
+                    self.names_mutators or any(isinstance(s, (ast.For, ast.AsyncFor))
+                                               for s in _statements(node.body))) else None
                 if effects is not None:
                     klass.setdefault("graph_effects", {})[node.name] = effects
-            if self.outside_torch and _returns_own_argument(node) \
-                    and any(isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")
-                            for d in node.decorator_list):
+            if self.outside_torch and any(isinstance(d, ast.Name) and d.id in (
+                    "classmethod", "staticmethod") for d in node.decorator_list) \
+                    and _returns_own_argument(node):  # the decorator first: it costs no walk
                 # @Registry.register("name") class T: a classmethod handing back what it is
                 # given registers it (TensorRT-LLM auto_deploy's TransformRegistry)
                 self.summary.setdefault("registrars", []).append(qualname)
@@ -1060,42 +1147,56 @@ class _Extractor(ast.NodeVisitor):
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
 
     def _graph_effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                       params: list[ast.arg]) -> list | None:
+                       params: list[ast.arg], method: bool = False) -> list | None:
         """What a module-level function taking an FX graph first does with it: whether it
         rewrites it (calls a registry ``graph_mutation`` member: ``gm.graph.erase_node``,
         ``node.replace_all_uses_with``, ``gm.recompile()``), and which functions it calls with
         it (``recover_pass(gm)``). LG001 reads these for compilers (a backend, an
         ``inner_compile=`` adaptor) and for another project's pipeline code replaced at run
-        time: a rewrite is a pass, a compiler is not."""
+        time: a rewrite is a pass, a compiler is not. ``method``: of a method (``params`` after
+        ``self``), LG001 reads only a rewrite of a graph and what a loop's elements are handed
+        (a runner's ``for t in self.transforms: t.run(gm)``), so a method doing neither has none:
+        every method of every class outside torch comes here."""
         first = params[0]
-        evidence = _graph_use(node, first, self.vocab, self.summary["imports"])
-        # neither a graph function nor shaped like a compiler, (gm, example_inputs): only what
-        # it hands its first argument to in a loop over a list (a runner) is kept
-        runner_only = not evidence and len(params) < 2
-        rewrites, calls = [], []
+        rewrites, handed = [], []
         loops = {}  # for t in self.transforms: t.run(gm) -> t is each element of self.transforms
-        for inner in ast.walk(node):
+        for inner in ast.walk(node):  # one walk; the graph evidence only when it can matter
             if isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
                 loops[inner.target.id] = inner.iter
             if not isinstance(inner, ast.Call):
                 continue
-            if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.vocab.graph_mutators:
-                rewrites.append((inner.lineno, inner.col_offset, _dotted(inner.func) or inner.func.attr))
-        for inner in ast.walk(node) if loops or not runner_only else ():
-            if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
-                    and inner.args[0].id == first.arg and len(calls) < 32 \
-                    and isinstance(inner.func, (ast.Name, ast.Attribute)):
-                func = inner.func
-                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                        and func.value.id in loops:
-                    callee = ["each", self.expr(loops[func.value.id]), func.attr]
-                elif runner_only:
-                    continue
-                else:
-                    callee = self.expr(func)
-                calls.append([callee, inner.lineno, self._col(inner)])
+            func = inner.func
+            if isinstance(func, ast.Attribute) and func.attr in self.vocab.graph_mutators:
+                rewrites.append((inner.lineno, inner.col_offset, _dotted(func) or func.attr))
+            if inner.args and isinstance(inner.args[0], ast.Name) and inner.args[0].id == first.arg \
+                    and isinstance(func, (ast.Name, ast.Attribute)):
+                handed.append(inner)
+
+        def each(call: ast.Call) -> bool:
+            return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id in loops
+
+        if not rewrites and not (handed if not method else any(map(each, handed))):
+            return None
+        evidence = _graph_use(node, first, self.vocab, self.summary["imports"])
+        # neither a graph function nor shaped like a compiler, (gm, example_inputs): only what
+        # it hands its first argument to in a loop over a list (a runner) is kept
+        runner_only = not evidence and len(params) < 2
+        calls = []
+        for inner in handed:
+            if len(calls) >= 32:
+                break
+            if each(inner):
+                callee = ["each", self.expr(loops[inner.func.value.id]), inner.func.attr]
+            elif runner_only:
+                continue
+            else:
+                callee = self.expr(inner.func)
+            calls.append([callee, inner.lineno, self._col(inner)])
         rewrite = min(rewrites)[2] if rewrites else ""  # the first in the source
         if not ((rewrite and evidence) or calls):
+            return None
+        if method and not (rewrite and evidence) and not any(c[0][0] == "each" for c in calls):
             return None
         line, col = self._name_position(node, "def")
         required = len(params) - len(node.args.defaults)

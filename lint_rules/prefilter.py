@@ -229,9 +229,14 @@ class Prefilter:
         self.graph_type_words = frozenset(w for name in vocab.graph_names for w in pieces(name))
         # A call of a member that rewrites an FX graph (registry graph_mutation rows)
         self.mutator_words = frozenset(w.encode() for w in vocab.graph_mutators) or None
+        # ... written as an attribute (the index's test, in bytes: led by "." it is searched
+        # for at C speed, where testing each word as a substring first took longer)
+        self.mutator_call = re.compile(rb"\.(?:" + b"|".join(
+            map(re.escape, sorted(self.mutator_words))) + rb")") if self.mutator_words else None
         # ... and one handing a value to a pass or compiler argument (partition_fn=, backend=,
-        # PassManager): the index's own test, Vocabulary.may_hand_arguments
-        self.argument_words = frozenset(w for name in vocab.argument_words for w in pieces(name))
+        # PassManager): the index's own test, Vocabulary.may_hand_arguments; such a file names
+        # the callable (aot_autograd, compile, PassManager)
+        self.argument_names = frozenset(w for name in vocab.argument_names for w in pieces(name))
         # ... annotated so (``gm: torch.fx.GraphModule``, ``-> Graph``, a string annotation):
         # the index counts only an annotated first parameter (lint_rules.index._graph_function).
         self.graph_annotation = re.compile(
@@ -263,7 +268,7 @@ class Prefilter:
                 or (not is_torch_module(module) and self._outside_torch_seed(scan))
                 or (not is_torch_module(module) and self._may_monkeypatch(scan))
                 or (not is_torch_module(module) and self._may_rewrite_graph(scan))
-                or (not is_torch_module(module) and scan.holds(self.argument_words))
+                or (not is_torch_module(module) and self._may_hand_arguments(scan))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
 
@@ -289,10 +294,24 @@ class Prefilter:
         """The index's own test (Vocabulary.may_rewrite_graph): outside torch, a file calling a
         member that rewrites an FX graph (registry ``graph_mutation`` rows) is parsed, so a
         rewrite a compiler calls, or one installed over another project's code, is seen."""
-        if self.mutator_words is None or not scan.holds(self.mutator_words):
+        if scan.opaque:
+            return True  # parsed anyway (its words are not known here)
+        if self.mutator_call is None or self.mutator_call.search(scan.data) is None:
             return False
         text = _decoded(scan.data)
         return text is None or self.plan.vocab.may_rewrite_graph(text)
+
+    def _may_hand_arguments(self, scan: Scan) -> bool:
+        """The index's own test (Vocabulary.may_hand_arguments): outside torch, a file naming a
+        callable with a pass or compiler argument, and handing it a value (by position, by its
+        keyword, or by decorating a def), is parsed. A file that only holds the word ``backend``
+        or ``passes`` is not (most of transformers)."""
+        if scan.opaque:
+            return True  # parsed anyway (its words are not known here)
+        if not any(name in scan.data for name in self.argument_names):
+            return False  # the index's test looks for these in the text first (not as words)
+        text = _decoded(scan.data)
+        return text is None or self.plan.vocab.may_hand_arguments(text)
 
     def _may_store_dynamically(self, module: str, scan: Scan) -> bool:
         """The index's own test (Vocabulary.may_store_dynamically) on the file's text, so the

@@ -155,6 +155,26 @@ def test_a_class_taking_a_graph_in_its_call_is_parsed_and_so_are_its_subclasses(
     assert on == off and [line.split("'")[1] for line in on] == ["p.manager:Manager", "p.sub:Sub"]
 
 
+def test_a_file_handing_a_backend_is_parsed_and_one_only_saying_backend_is_not(tmp_path,
+                                                                               monkeypatch):
+    """A value reaches torch.compile's backend only as a keyword argument of a call naming it:
+    use.py is parsed (its backend rewrites the graph: LG001); attn.py, with an attention
+    'backend' attribute and parameter and an unrelated re.compile, is not (round 8 parsed and
+    read whole every such file of transformers: the cold lint took three times as long)."""
+    registry = recognising(Registry.load(include_project=False))
+    root = write(tmp_path / "proj", {
+        "use.py": "import torch\n\ndef rewrite(gm, example_inputs):\n"
+                  "    gm.graph.eliminate_dead_code()\n    return gm\n\n"
+                  "def build(model):\n    return torch.compile(model, backend=rewrite)\n",
+        "attn.py": "import re\nNAME = re.compile(r'\\w+')\n\nclass Attention:\n"
+                   "    def set(self, backend):\n        self.backend = backend\n"
+                   "        self.passes = [backend]\n",
+    })
+    off, on, report = lint_both([root], registry, monkeypatch)
+    assert on == off and len(on) == 1 and "'use:rewrite'" in on[0]
+    assert report.skipped == 1  # attn.py
+
+
 def test_a_syntax_error_in_a_file_holding_no_trigger_is_reported_with_check_syntax(tmp_path,
                                                                                    monkeypatch):
     root = write(tmp_path / "proj", {"broken.py": "def f(:\n    pass\n", "fine.py": "x = 1\n"})

@@ -427,8 +427,10 @@ class _Check:
             key = keyword
             if given is None and 0 <= position < len(site["args"]):
                 given, key = site["args"][position], str(position)
-            if given is None and site.get("decorated") and (position == 0 or role == "compiler_argument"):
-                given = ["n", site["decorated"]]  # @register_backend def b: b is compiler_fn
+            if given is None and site.get("decorated") and position == 0:
+                # @register_backend def b: b is compiler_fn (the argument it takes first). A def
+                # decorated by torch.compile is the model's code, not a backend.
+                given = ["n", site["decorated"]]
             if given is None:
                 continue
             line, col = site["pos"].get(key, [site["line"], site["col"]]) \
