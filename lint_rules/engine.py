@@ -373,7 +373,8 @@ def _read_version(version_file: Path) -> str | None:
             match = _VERSION.search(text)
         except isolation.Unreadable:
             match = None
-        _VERSIONS[version_file] = match.group(1) if match else None
+        # 'banana' (a local build, a planted torch/) is no version, not a traceback later
+        _VERSIONS[version_file] = versions.valid_version(match.group(1)) if match else None
     return _VERSIONS[version_file]
 
 

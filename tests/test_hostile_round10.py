@@ -1,0 +1,56 @@
+"""Hostile inputs of round 10, through the real CLI on real files (helpers of tests/test_hostile.py):
+a checkout that plants packages named like ours next to where ``python -m lite_guard`` runs, a torch
+tree whose version is no version, ..."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from test_hostile import BOUND, REAL_FINDING, REAL_PASS, VOCABULARY, assert_real_finding, check, \
+    hostile_tree, lite_guard
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_python_m_lite_guard_in_a_hostile_checkout_imports_none_of_its_modules(tmp_path):
+    """``python -m`` puts the working directory first on sys.path: run in a pull request's
+    checkout, its ``lint_rules/`` was imported instead of ours (the check command is loaded
+    lazily), so linting ran the linted code. Now the working directory is dropped from sys.path
+    unless lite_guard itself came from there."""
+    marker = tmp_path / "ran"
+    planted = f"open({str(marker)!r}, 'w').write('linted code ran')\n"
+    root = hostile_tree(tmp_path, {"platformdirs.py": planted, "tomllib.py": planted})
+    for package in ("lint_rules", "libcst", "packaging"):
+        (root / package).mkdir()
+        (root / package / "__init__.py").write_text(planted)
+    result = subprocess.run([sys.executable, "-m", "lite_guard", "check", "--no-project",
+                             "--registry", str(VOCABULARY), "--check-syntax", "."], cwd=root,
+                            capture_output=True, text=True, timeout=BOUND,
+                            env={**os.environ, "PYTHONPATH": REPO,
+                                 "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
+    assert not marker.exists(), "code from the linted checkout ran"
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+
+
+def test_a_torch_version_py_that_states_no_version_is_no_version_not_a_traceback(tmp_path):
+    """The installed torch is found on sys.path, never imported, and its version.py read: a
+    ``__version__ = 'banana'`` there (a local build; a planted torch/ when the working directory
+    was on sys.path) was handed to packaging as is, an InvalidVersion traceback that lost the run.
+    Now it is no version, like an unreadable one."""
+    fake = tmp_path / "site" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "version.py").write_text("__version__ = 'banana'\n")
+    entry = ('[[pass]]\nname = "gone:Pass"\nstage = "post_grad"\nlite = "never"\nkind = "class"\n'
+             'torch = ">=2.11"\n')
+    (tmp_path / "gone.toml").write_text(entry)
+    root = hostile_tree(tmp_path)
+    result = lite_guard("check", "--no-project", "--no-cache", "--registry", str(VOCABULARY),
+                        "--registry", str(tmp_path / "gone.toml"), ".", cwd=root,
+                        env={"PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{REPO}"})
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+    assert "gone:Pass" not in result.stdout  # the version is unknown: no ranged entry is stale
