@@ -54,3 +54,21 @@ def test_a_torch_version_py_that_states_no_version_is_no_version_not_a_traceback
     assert result.returncode == 1, result.stderr
     assert_real_finding(result)
     assert "gone:Pass" not in result.stdout  # the version is unknown: no ranged entry is stale
+
+
+def test_fix_into_a_registry_holding_an_empty_inline_array_writes_loadable_toml(tmp_path):
+    """``pass = []`` is a registry the loader accepts (no entries yet); --fix appended its table
+    to that inline array and wrote ``pass = [name = ...]``: the project's registry could no longer
+    be loaded by anyone (exit 2 on every later run). Now the entries are [[pass]] tables."""
+    import tomllib
+
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\npaths = ["."]\nregistries = ["passes.toml"]\n')
+    (root / "passes.toml").write_text("pass = []\nconfig = []\n\n[meta]\nowner = 'us'\n")
+    result = lite_guard("check", "--fix", cwd=root)
+    assert result.returncode == 1, result.stderr  # the placeholder why is reported until replaced
+    written = tomllib.loads((root / "passes.toml").read_text())
+    assert [entry["name"] for entry in written["pass"]] == ["real_pass:MyPass"]
+    assert written["meta"] == {"owner": "us"} and written["config"] == []
+    again = lite_guard("check", cwd=root)
+    assert again.returncode == 1 and not REAL_FINDING.search(again.stdout), again.stderr
