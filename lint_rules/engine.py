@@ -419,7 +419,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
             return report
     pack = (cache.load_pack(record["pack"]) if record is not None else None) \
         or {"files": {}, "externals": []}
-    _recall_externals(pack["externals"])
+    _recall_externals(pack["externals"], record["externals"] if record is not None else [])
 
     started = time.time_ns()
     entries = [_read(path, salt, limits, torch_version, pack["files"]) for path in files]
@@ -690,13 +690,8 @@ def _unchanged_findings(record: dict, files: list[Path], salt: str, torch_versio
                 return None
             if _content_key(salt, path, version, module, data) != key:
                 return None
-    for path, size, mtime in record["externals"]:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        if (st.st_size, st.st_mtime_ns) != (size, mtime):
-            return None
+    if _changed_externals(record["externals"]):
+        return None
     if _tree_version(files, torch_version) != record["tree_version"]:
         return None
     return [Finding.from_dict(f) for f in record["findings"]]
@@ -737,7 +732,7 @@ def _remember(cache: Cache, run_key: str, record: dict | None, entries: list[_En
             complete = False
             continue
         complete = complete and st.st_mtime_ns == mtime
-        externals.append([path, st.st_size, st.st_mtime_ns])
+        externals.append([path, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
     pack = {"files": {entry.key: {"result": entry.result.to_dict(), "seeded": entry.seeded}
                       for entry in entries if entry.lintable},
             "externals": _external_summaries()}
@@ -757,14 +752,34 @@ def _external_summaries() -> list[list]:
             if len(key) == 6]
 
 
-def _recall_externals(externals: list[list]) -> None:
+def _changed_externals(rows: list[list]) -> set[str]:
+    """The modules read from outside the linted paths that changed since the record's run.
+    Their ctime too: an edit that keeps the size and sets the mtime back (os.utime, touch -d)
+    cannot set the ctime back, so a pass its summary hid is never answered from the cache."""
+    changed = set()
+    for path, size, mtime, ctime in rows:
+        try:
+            st = os.stat(path)
+        except OSError:
+            changed.add(path)
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (size, mtime, ctime):
+            changed.add(path)
+    return changed
+
+
+def _recall_externals(externals: list[list], rows: list[list]) -> None:
+    """The pack's summaries of modules outside the linted paths, for those the record vouches
+    are unchanged (``rows``: path, size, mtime, ctime); the others are read again."""
     from lint_rules import index
 
     known = getattr(index, "_EXTERNAL", None)
     if known is None:
         return
+    unchanged = {row[0] for row in rows} - _changed_externals(rows)
     for key, summary in externals:
-        known.setdefault(tuple(key), summary)
+        if key[0] in unchanged:
+            known.setdefault(tuple(key), summary)
 
 
 def external_sources() -> list[tuple[str, int]]:

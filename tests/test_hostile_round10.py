@@ -72,3 +72,36 @@ def test_fix_into_a_registry_holding_an_empty_inline_array_writes_loadable_toml(
     assert written["meta"] == {"owner": "us"} and written["config"] == []
     again = lite_guard("check", cwd=root)
     assert again.returncode == 1 and not REAL_FINDING.search(again.stdout), again.stderr
+
+
+def test_a_module_outside_the_linted_folder_edited_with_its_mtime_set_back_is_read_again(tmp_path):
+    """Linting ``pkg/sub`` reads ``pkg/base.py`` (outside it) for the bases; the cache checked
+    that module by size and mtime only, and kept its summary by mtime: an edit of the same size
+    with the mtime set back (``touch -d``, os.utime) made the base a pass base, and the warm run
+    still said clean. Its ctime, which no one can set back, is checked now, like a linted file's."""
+    import time
+
+    evil = "from torch._inductor.custom_graph_pass import CustomGraphPass as Base\n"
+    benign = "class Base:\n    pass\n"
+    benign += "#" * (len(evil) - len(benign) - 1) + "\n"
+    root = hostile_tree(tmp_path)
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "sub" / "__init__.py").write_text("")
+    (root / "pkg" / "sub" / "m.py").write_text(
+        "from pkg.base import Base\n\n\nclass P(Base):\n    def __call__(self, graph):\n"
+        "        return graph\n\n    def uuid(self):\n        return 'p'\n")
+    base = root / "pkg" / "base.py"
+    base.write_text(benign)
+    before = base.stat()
+    time.sleep(2.1)  # older than the cache's "too recent to trust" window
+    args = ("check", "--no-project", "--registry", str(VOCABULARY), "pkg/sub")
+    assert lite_guard(*args, cwd=root).returncode == 0
+    base.write_text(evil)
+    os.utime(base, ns=(before.st_atime_ns, before.st_mtime_ns))
+    expected = "pkg/sub/m.py:4:7 LG001 graph pass 'pkg.sub.m:P' (class deriving from CustomGraphPass)"
+    warm = lite_guard(*args, cwd=root)
+    assert warm.returncode == 1 and warm.stdout.startswith(expected), warm.stdout + warm.stderr
+    (root / "pkg" / "sub" / "other.py").write_text("y = 2\n")  # the record is not the answer:
+    again = lite_guard(*args, cwd=root)  # the pack's summary of base.py must not be either
+    assert again.returncode == 1 and again.stdout.startswith(expected), again.stdout + again.stderr
