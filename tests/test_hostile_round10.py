@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from test_hostile import BOUND, REAL_FINDING, REAL_PASS, VOCABULARY, assert_real_finding, check, \
     hostile_tree, lite_guard
 
@@ -105,3 +107,20 @@ def test_a_module_outside_the_linted_folder_edited_with_its_mtime_set_back_is_re
     (root / "pkg" / "sub" / "other.py").write_text("y = 2\n")  # the record is not the answer:
     again = lite_guard(*args, cwd=root)  # the pack's summary of base.py must not be either
     assert again.returncode == 1 and again.stdout.startswith(expected), again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("header", ["[tool.lite_guard]  # our lint", '[ tool . "lite_guard" ]',
+                                    "[[tool.lite_guard]]"])
+def test_a_pyproject_error_is_on_its_line_however_the_header_is_written(tmp_path, header):
+    """TOML allows a comment after a header, spaces and quotes inside it; the error line was
+    looked for under the exact text ``[tool.lite_guard]``, so it pointed at another table's line
+    (3, ``[tool.other]``), or line 0 for an array of tables ``[[tool.lite_guard]]``."""
+    root = hostile_tree(tmp_path)
+    (root / "pyproject.toml").write_text(f'[project]\nname = "x"\n[tool.other]\na = 1\n{header}\n'
+                                         'paths = "."\n')
+    result = lite_guard("check", cwd=root)
+    assert result.returncode == 2
+    what = ("[tool.lite_guard] must be a table" if header.startswith("[[") else
+            "[tool.lite_guard] paths must be a list of paths (strings)")
+    line = 5 if header.startswith("[[") else 6
+    assert result.stderr == f"lite_guard: {root / 'pyproject.toml'}:{line}: {what}\n"
