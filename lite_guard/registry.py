@@ -476,7 +476,8 @@ def registry_paths(
 
 # Patterns as text: re compiles (and caches) them at their first use, i.e. only when a file is
 # parsed; a registry read from the cache never pays for them.
-_TABLE_HEADER = r"^[ \t]*\[\[[ \t]*(pass|config|pipeline|base)[ \t]*\]\]"
+# `[["pass"]]` and `[[ 'pass' ]]` are the same table to TOML (it was "must be an array of tables")
+_TABLE_HEADER = r"""^[ \t]*\[\[[ \t]*(["']?)(?P<table>pass|config|pipeline|base)\1[ \t]*\]\]"""
 # A registry is a few hundred KB; anything far larger is not one (and must not fill memory).
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
@@ -578,7 +579,7 @@ def _entry_lines(text: str) -> dict[str, list[int]]:
             continue
         line += text.count("\n", counted, start)
         counted = start
-        found[match.group(1)].append(line)
+        found[match.group("table")].append(line)
     return found
 
 

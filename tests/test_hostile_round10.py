@@ -124,3 +124,21 @@ def test_a_pyproject_error_is_on_its_line_however_the_header_is_written(tmp_path
             "[tool.lite_guard] paths must be a list of paths (strings)")
     line = 5 if header.startswith("[[") else 6
     assert result.stderr == f"lite_guard: {root / 'pyproject.toml'}:{line}: {what}\n"
+
+
+def test_a_registry_header_written_with_quotes_is_read_as_toml_reads_it(tmp_path):
+    """``[["pass"]]`` is TOML's ``[[pass]]``; entry lines were found by the bare spelling only,
+    so the count disagreed and a valid registry was refused as "'pass' must be an array of
+    tables". Now its entries load, and an error in one is reported on its own line."""
+    root = hostile_tree(tmp_path)
+    entry = '[["pass"]]\nname = "real_pass:MyPass"\nstage = "post_grad"\nlite = "never"\nkind = "class"\n'
+    (tmp_path / "quoted.toml").write_text(entry)
+    result = lite_guard("check", "--no-project", "--no-cache", "--registry", str(VOCABULARY),
+                        "--registry", str(tmp_path / "quoted.toml"), ".", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr  # the pass is registered
+    (tmp_path / "quoted.toml").write_text(entry + "\n[[ 'pass' ]]\nname = \"x:Y\"\nstage = \"post_grad\""
+                                          "\nlite = \"never\"\nkind = \"functio\"\n")
+    bad = lite_guard("check", "--no-project", "--no-cache", "--registry", str(tmp_path / "quoted.toml"),
+                     ".", cwd=root)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith(f"lite_guard: {tmp_path / 'quoted.toml'}:11: unknown kind 'functio'")
