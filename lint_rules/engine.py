@@ -134,8 +134,14 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
     try:
         module_node = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        message = f"cannot parse: {exc.message}; the file was not checked"
-        return FileResult([Finding(path, exc.raw_line, exc.raw_column + 1, UNCHECKABLE, message)],
+        # CPython accepted the file (parse_problem): this is the reader's limit, not a syntax
+        # error of the file (4,000 implicitly concatenated strings, which libcst nests one in
+        # the next); its position may lie past the file's end, so it is only named.
+        message = (f"lite-guard's reader (libcst) cannot read this file, which Python accepts"
+                   f" ({exc.message}); the file was not checked (simplify the construct it names,"
+                   " such as thousands of implicitly concatenated strings, or report it)")
+        line = exc.raw_line if 1 <= exc.raw_line <= source.count("\n") + 1 else 1
+        return FileResult([Finding(path, line, 1, UNCHECKABLE, message)],
                           facts, parsed=True, summary=summary)
     except RecursionError:
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)],

@@ -142,3 +142,21 @@ def test_a_registry_header_written_with_quotes_is_read_as_toml_reads_it(tmp_path
                      ".", cwd=root)
     assert bad.returncode == 2
     assert bad.stderr.startswith(f"lite_guard: {tmp_path / 'quoted.toml'}:11: unknown kind 'functio'")
+
+
+def test_thousands_of_concatenated_strings_libcst_cannot_read_is_one_lg900_saying_so(tmp_path):
+    """CPython reads 5,000 implicitly concatenated strings; libcst nests each in the next and
+    gives up with a parser error at a line past the file's end, reported as if the file had a
+    syntax error ("cannot parse: parser error: error at 13:0: expected one of STRING"). Now the
+    LG900 says the reader gave up on a file Python accepts, and what to do; the rest is linted."""
+    source = ("lite_mode_options = {'reorder_for_peak_memory': True}\n"
+              "y = " + " ".join(['"a"'] * 5000) + "\n")
+    root = hostile_tree(tmp_path, {"strings.py": source})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("strings.py:")]
+    assert line.startswith("strings.py:2:1 LG900 lite-guard's reader (libcst) cannot read this file,"
+                           " which Python accepts (parser error: "), line
+    assert line.endswith("; the file was not checked (simplify the construct it names, such as"
+                         " thousands of implicitly concatenated strings, or report it)"), line
