@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +90,21 @@ def plan_for(registry: Registry) -> Plan:
 decode = isolation.decode  # source text as Python reads it (coding cookie, else UTF-8)
 
 
+def _quiet_parsing(function):
+    """Run ``function`` with the warnings Python's compiler raises about linted code (an invalid
+    escape ``"\\d"``, ``x is 1``) ignored: under ``PYTHONWARNINGS=error`` (a CI setting) each
+    became a SyntaxError, an LG900 that hid the file's findings; and they are not ours to print.
+    Workers forked inside inherit the filter."""
+    @functools.wraps(function)
+    def quiet(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return function(*args, **kwargs)
+    return quiet
+
+
+@_quiet_parsing
 def analyze(path: str, data: bytes, registry: Registry, torch_version: str | None = None,
             module: str | None = None, parse: bool | None = None) -> FileResult:
     """One file, on its own: its facts, its index summary, and the findings of the file rules
@@ -393,6 +409,7 @@ def ruleset_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+@_quiet_parsing
 def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None,
                cache: Cache | None = None, exclude: tuple[str, ...] = (),
                tree_rules: bool | None = None,

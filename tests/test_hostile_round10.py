@@ -160,3 +160,21 @@ def test_thousands_of_concatenated_strings_libcst_cannot_read_is_one_lg900_sayin
                            " which Python accepts (parser error: "), line
     assert line.endswith("; the file was not checked (simplify the construct it names, such as"
                          " thousands of implicitly concatenated strings, or report it)"), line
+
+
+def test_under_pythonwarnings_error_a_file_python_warns_about_keeps_its_findings(tmp_path):
+    """``PYTHONWARNINGS=error`` is a common CI setting; it turned the compiler's warnings about
+    the linted code (an invalid escape ``"\\d"``, ``x is 1``) into SyntaxErrors: an LG900 "cannot
+    parse ... run lite_guard with a newer Python" and the file's own pass lost. The lint now
+    ignores the warnings of the code it reads, and prints none of them."""
+    source = ('x = "\\d"\nif x is 1:\n    pass\nlite_mode_options = {}\n\n\n'
+              + REAL_PASS.replace("MyPass", "Warned").split("\n", 1)[1])
+    root = hostile_tree(tmp_path, {"warned.py": "from torch._inductor.custom_graph_pass import"
+                                                " CustomGraphPass\n" + source})
+    for env in ({"PYTHONWARNINGS": "error"}, {}):
+        result = check(root, "--no-cache", env=env)
+        assert result.returncode == 1, result.stderr
+        assert_real_finding(result)
+        assert "LG900" not in result.stdout, result.stdout
+        assert "warned.py:10:7 LG001 graph pass 'warned:Warned'" in result.stdout, result.stdout
+        assert "Warning" not in result.stderr, result.stderr
