@@ -664,7 +664,8 @@ def _check_wildcard_scope(path, name, lite, line, lines) -> None:
     "*" or "fx_*" with lite = "always" would let any pass, torch's included, run unchecked."""
     if "*" not in name or lite not in LITE_SAFE_FLAGS:
         return
-    prefix = name.split("*", 1)[0]
+    # Up to the first glob character of any kind: "[t]orch.x:*" or "?:*" is no namespace.
+    prefix = re.split(r"[*?\[]", name, maxsplit=1)[0]
     module = prefix.split(":", 1)[0]
     if ":" not in prefix or not module or module == "torch" or module.startswith("torch."):
         raise RegistryError(path, _field_line(lines, line, "name"),

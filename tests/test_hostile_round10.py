@@ -178,3 +178,21 @@ def test_under_pythonwarnings_error_a_file_python_warns_about_keeps_its_findings
         assert "LG900" not in result.stdout, result.stdout
         assert "warned.py:10:7 LG001 graph pass 'warned:Warned'" in result.stdout, result.stdout
         assert "Warning" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name", ["[t]orch._inductor.fx_passes:*", "?:*", "my_pro[j]ect:*"])
+def test_a_wildcard_whose_namespace_holds_glob_characters_may_not_allow_passes(tmp_path, name):
+    """A wildcard may allow passes only inside a qualified namespace of its own, not torch's;
+    the namespace was read up to the first '*' only, so '?' and '[...]' before it passed as a
+    module name: "[t]orch._inductor.fx_passes:*" is not "torch", yet matches torch's module."""
+    root = hostile_tree(tmp_path)
+    registry = tmp_path / "wild.toml"
+    registry.write_text(f'[[pass]]\nname = "{name}"\nstage = "post_grad"\nlite = "always"\n'
+                        'kind = "class"\nwhy = "trust me"\n')
+    result = lite_guard("check", "--no-project", "--no-cache", "--registry", str(registry), ".",
+                        cwd=root)
+    assert result.returncode == 2
+    assert result.stderr == (f"lite_guard: {registry}:2: wildcard pass '{name}' may not be lite ="
+                             ' "always": a wildcard can only allow passes inside your own qualified'
+                             ' namespace; write e.g. name = "my_project.passes:*" or list the passes'
+                             " one by one\n")
