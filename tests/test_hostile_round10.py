@@ -196,3 +196,15 @@ def test_a_wildcard_whose_namespace_holds_glob_characters_may_not_allow_passes(t
                              ' "always": a wildcard can only allow passes inside your own qualified'
                              ' namespace; write e.g. name = "my_project.passes:*" or list the passes'
                              " one by one\n")
+
+
+def test_trace_runs_a_script_with_its_own_folder_first_on_sys_path(tmp_path):
+    """``trace`` runs a script as ``python script.py`` would, whose folder Python puts first on
+    sys.path: a script importing a module beside it failed (ModuleNotFoundError), unless run with
+    ``python -m lite_guard`` from that folder, which no longer adds the working directory."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "helper.py").write_text("VALUE = 42\n")
+    (tmp_path / "sub" / "script.py").write_text("import helper\nprint('helper says', helper.VALUE)\n")
+    result = lite_guard("trace", "sub/script.py", cwd=tmp_path, timeout=BOUND * 4)
+    assert result.returncode == 0, result.stderr
+    assert "helper says 42" in result.stdout + result.stderr
