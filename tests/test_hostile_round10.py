@@ -1,6 +1,9 @@
 """Hostile inputs of round 10, through the real CLI on real files (helpers of tests/test_hostile.py):
-a checkout that plants packages named like ours next to where ``python -m lite_guard`` runs, a torch
-tree whose version is no version, ..."""
+a checkout that plants packages named like ours where ``python -m lite_guard`` runs, a torch whose
+version is no version, ``pass = []`` under ``--fix``, an outside module edited with its mtime set
+back, pyproject and registry headers written as TOML allows, wildcards hiding glob characters in
+their namespace, strings libcst cannot read, ``PYTHONWARNINGS=error``, and a traced script that
+imports its sibling."""
 
 from __future__ import annotations
 
