@@ -125,8 +125,10 @@ def run_schema() -> dict:
     row = {"type": "array", "minItems": 10, "additionalItems": False, "items": [
         {"type": "string"}, count, {"type": "integer"}, {"type": "integer"}, count, count,
         {"type": "string"}, {"type": "boolean"}, {"type": ["string", "null"]}, {"type": "string"}]}
-    external = {"type": "array", "minItems": 3, "additionalItems": False,
-                "items": [{"type": "string"}, {"type": "integer"}, {"type": "integer"}]}
+    # A module read from outside the linted paths: path, size, mtime_ns, ctime_ns.
+    external = {"type": "array", "minItems": 4, "additionalItems": False,
+                "items": [{"type": "string"}, {"type": "integer"}, {"type": "integer"},
+                          {"type": "integer"}]}
     fields = {"run": {"type": "string"}, "pack": {"type": "string"}, "started_ns": {"type": "integer"},
               "inputs": {"type": "array", "items": row}, "externals": {"type": "array", "items": external},
               "tree_version": {"type": ["string", "null"]}, "findings": finding,

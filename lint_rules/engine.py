@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +90,21 @@ def plan_for(registry: Registry) -> Plan:
 decode = isolation.decode  # source text as Python reads it (coding cookie, else UTF-8)
 
 
+def _quiet_parsing(function):
+    """Run ``function`` with the warnings Python's compiler raises about linted code (an invalid
+    escape ``"\\d"``, ``x is 1``) ignored: under ``PYTHONWARNINGS=error`` (a CI setting) each
+    became a SyntaxError, an LG900 that hid the file's findings; and they are not ours to print.
+    Workers forked inside inherit the filter."""
+    @functools.wraps(function)
+    def quiet(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return function(*args, **kwargs)
+    return quiet
+
+
+@_quiet_parsing
 def analyze(path: str, data: bytes, registry: Registry, torch_version: str | None = None,
             module: str | None = None, parse: bool | None = None) -> FileResult:
     """One file, on its own: its facts, its index summary, and the findings of the file rules
@@ -134,8 +150,14 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
     try:
         module_node = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        message = f"cannot parse: {exc.message}; the file was not checked"
-        return FileResult([Finding(path, exc.raw_line, exc.raw_column + 1, UNCHECKABLE, message)],
+        # CPython accepted the file (parse_problem): this is the reader's limit, not a syntax
+        # error of the file (4,000 implicitly concatenated strings, which libcst nests one in
+        # the next); its position may lie past the file's end, so it is only named.
+        message = (f"lite-guard's reader (libcst) cannot read this file, which Python accepts"
+                   f" ({exc.message}); the file was not checked (simplify the construct it names,"
+                   " such as thousands of implicitly concatenated strings, or report it)")
+        line = exc.raw_line if 1 <= exc.raw_line <= source.count("\n") + 1 else 1
+        return FileResult([Finding(path, line, 1, UNCHECKABLE, message)],
                           facts, parsed=True, summary=summary)
     except RecursionError:
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)],
@@ -373,7 +395,8 @@ def _read_version(version_file: Path) -> str | None:
             match = _VERSION.search(text)
         except isolation.Unreadable:
             match = None
-        _VERSIONS[version_file] = match.group(1) if match else None
+        # 'banana' (a local build, a planted torch/) is no version, not a traceback later
+        _VERSIONS[version_file] = versions.valid_version(match.group(1)) if match else None
     return _VERSIONS[version_file]
 
 
@@ -386,6 +409,7 @@ def ruleset_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+@_quiet_parsing
 def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None,
                cache: Cache | None = None, exclude: tuple[str, ...] = (),
                tree_rules: bool | None = None,
@@ -418,7 +442,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
             return report
     pack = (cache.load_pack(record["pack"]) if record is not None else None) \
         or {"files": {}, "externals": []}
-    _recall_externals(pack["externals"])
+    _recall_externals(pack["externals"], record["externals"] if record is not None else [])
 
     started = time.time_ns()
     entries = [_read(path, salt, limits, torch_version, pack["files"]) for path in files]
@@ -689,13 +713,8 @@ def _unchanged_findings(record: dict, files: list[Path], salt: str, torch_versio
                 return None
             if _content_key(salt, path, version, module, data) != key:
                 return None
-    for path, size, mtime in record["externals"]:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        if (st.st_size, st.st_mtime_ns) != (size, mtime):
-            return None
+    if _changed_externals(record["externals"]):
+        return None
     if _tree_version(files, torch_version) != record["tree_version"]:
         return None
     return [Finding.from_dict(f) for f in record["findings"]]
@@ -736,7 +755,7 @@ def _remember(cache: Cache, run_key: str, record: dict | None, entries: list[_En
             complete = False
             continue
         complete = complete and st.st_mtime_ns == mtime
-        externals.append([path, st.st_size, st.st_mtime_ns])
+        externals.append([path, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
     pack = {"files": {entry.key: {"result": entry.result.to_dict(), "seeded": entry.seeded}
                       for entry in entries if entry.lintable},
             "externals": _external_summaries()}
@@ -756,14 +775,34 @@ def _external_summaries() -> list[list]:
             if len(key) == 6]
 
 
-def _recall_externals(externals: list[list]) -> None:
+def _changed_externals(rows: list[list]) -> set[str]:
+    """The modules read from outside the linted paths that changed since the record's run.
+    Their ctime too: an edit that keeps the size and sets the mtime back (os.utime, touch -d)
+    cannot set the ctime back, so a pass its summary hid is never answered from the cache."""
+    changed = set()
+    for path, size, mtime, ctime in rows:
+        try:
+            st = os.stat(path)
+        except OSError:
+            changed.add(path)
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (size, mtime, ctime):
+            changed.add(path)
+    return changed
+
+
+def _recall_externals(externals: list[list], rows: list[list]) -> None:
+    """The pack's summaries of modules outside the linted paths, for those the record vouches
+    are unchanged (``rows``: path, size, mtime, ctime); the others are read again."""
     from lint_rules import index
 
     known = getattr(index, "_EXTERNAL", None)
     if known is None:
         return
+    unchanged = {row[0] for row in rows} - _changed_externals(rows)
     for key, summary in externals:
-        known.setdefault(tuple(key), summary)
+        if key[0] in unchanged:
+            known.setdefault(tuple(key), summary)
 
 
 def external_sources() -> list[tuple[str, int]]:

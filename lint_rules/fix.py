@@ -17,6 +17,7 @@ from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import AoT
 
 from lint_rules.findings import Finding
 from lite_guard.atomic import write_text_atomic
@@ -167,6 +168,13 @@ def apply_fix(findings: list[Finding], project_registries: list[Path],
         result.created = False
         return result  # idempotent: nothing to add, nothing written
     for header, table in new:
+        if header in document and not isinstance(document[header], AoT):
+            # `pass = []` (an empty inline array, which the loader accepts): a table appended to
+            # it was written as `pass = [name = ...]`, a registry no TOML reader could load.
+            if len(document[header]):
+                raise FixError(f"cannot edit {target}: its '{header}' entries are not written as"
+                               f" [[{header}]] tables; rewrite them so, or add the entries by hand")
+            del document[header]
         if header not in document:
             document.add(tomlkit.nl())
             document.add(header, tomlkit.aot())

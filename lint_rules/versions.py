@@ -43,11 +43,11 @@ def _read_file(path: Path, mtime_ns: int, size: int) -> str | None:
         return None
     if path.name == "version.py":
         match = _VERSION_PY.search(text)
-        return _valid(match.group(1)) if match else None
-    return _valid(text.strip().splitlines()[0].strip() if text.strip() else "")
+        return valid_version(match.group(1)) if match else None
+    return valid_version(text.strip().splitlines()[0].strip() if text.strip() else "")
 
 
-def _valid(text: str) -> str | None:
+def valid_version(text: str) -> str | None:
     try:
         Version(text)
     except (InvalidVersion, ValueError):  # ValueError: a number past CPython's 4300-digit limit

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
@@ -128,9 +129,16 @@ def _read_bounded(path: Path) -> bytes:
 _READ: dict[Path, tuple[str, ProjectConfig]] = {}
 
 
+_HEADER_NOISE = re.compile(r"""[\s"']""")
+
+
 def _line_in_section(lines: list[str], key: str) -> int:
     """Line of ``key =`` inside [tool.lite_guard] (else of the section header, else 0)."""
-    header = next((i for i, line in enumerate(lines) if line.strip() == _SECTION), None)
+    # As TOML reads a header: `[tool.lite_guard]  # ours`, `[ tool . "lite_guard" ]`, and the
+    # array-of-tables `[[tool.lite_guard]]` (refused: on its line, not line 0) are the section.
+    header = next((i for i, line in enumerate(lines)
+                   if _HEADER_NOISE.sub("", line.split("#", 1)[0]).strip("[]") == _SECTION[1:-1]
+                   and line.lstrip().startswith("[")), None)
     if header is None:
         return next((i + 1 for i, line in enumerate(lines)
                      if line.strip().startswith(("[tool", "tool"))), 0)

@@ -478,7 +478,8 @@ def registry_paths(
 
 # Patterns as text: re compiles (and caches) them at their first use, i.e. only when a file is
 # parsed; a registry read from the cache never pays for them.
-_TABLE_HEADER = r"^[ \t]*\[\[[ \t]*(pass|config|pipeline|base)[ \t]*\]\]"
+# `[["pass"]]` and `[[ 'pass' ]]` are the same table to TOML (it was "must be an array of tables")
+_TABLE_HEADER = r"""^[ \t]*\[\[[ \t]*(["']?)(?P<table>pass|config|pipeline|base)\1[ \t]*\]\]"""
 # A registry is a few hundred KB; anything far larger is not one (and must not fill memory).
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
@@ -580,7 +581,7 @@ def _entry_lines(text: str) -> dict[str, list[int]]:
             continue
         line += text.count("\n", counted, start)
         counted = start
-        found[match.group(1)].append(line)
+        found[match.group("table")].append(line)
     return found
 
 
@@ -665,7 +666,8 @@ def _check_wildcard_scope(path, name, lite, line, lines) -> None:
     "*" or "fx_*" with lite = "always" would let any pass, torch's included, run unchecked."""
     if "*" not in name or lite not in LITE_SAFE_FLAGS:
         return
-    prefix = name.split("*", 1)[0]
+    # Up to the first glob character of any kind: "[t]orch.x:*" or "?:*" is no namespace.
+    prefix = re.split(r"[*?\[]", name, maxsplit=1)[0]
     module = prefix.split(":", 1)[0]
     if ":" not in prefix or not module or module == "torch" or module.startswith("torch."):
         raise RegistryError(path, _field_line(lines, line, "name"),

@@ -219,8 +219,11 @@ def _run_script(args: argparse.Namespace, mode: str,
 
     violation: BaseException | None = None
     failure: str | None = None
-    saved_argv = sys.argv
+    saved_argv, saved_path = sys.argv, sys.path[:]
     sys.argv = [args.script, *args.script_args]
+    # As `python script.py` runs it: the script's folder first, so it imports its own siblings
+    # (never the working directory, which `python -m lite_guard` no longer puts there).
+    sys.path.insert(0, os.path.dirname(os.path.realpath(args.script_path)))
     report.script_output_to_stderr()
     # The script may rebind sys.stdout / sys.stderr (a StringIO, None, any object): the ledgers
     # go to the streams we had, never into the script's buffer, nor into an AttributeError.
@@ -259,6 +262,7 @@ def _run_script(args: argparse.Namespace, mode: str,
         _reopen_closed_streams()  # the script may have closed sys.stdout: the ledgers still print
         sys.stdout.flush()
         sys.argv = saved_argv
+        sys.path[:] = saved_path
         torch.compile = original_compile
     return new_ledgers(), violation, failure
 
