@@ -236,7 +236,26 @@ class Vocabulary:
                 continue
             if _holds_word(text, name):
                 return True
-        return False
+        # register_lowering(op)(f), make_fallback(op): a change of torch's tables, read here
+        if any(name in text and _holds_word(text, name) for name in self.lowering_names):
+            return True
+        # kwargs["partition_fn"] = p: stored into keywords a caller hands on to the callable
+        keys = self._argument_key_stores
+        return keys is not None and any(k in text for k in self.argument_keywords) \
+            and keys.search(text) is not None
+
+    @functools.cached_property
+    def argument_keywords(self) -> frozenset[str]:
+        """Every pass or compiler argument keyword (``partition_fn``, ``backend``)."""
+        return frozenset(k for _, keywords, _ in self._argument_callables.values() for k in keywords)
+
+    @functools.cached_property
+    def _argument_key_stores(self) -> "re.Pattern[str] | None":
+        """A store under an argument keyword written as a string key: ``kwargs["backend"] = f``."""
+        if not self.argument_keywords:
+            return None
+        return re.compile(r"\[\s*(['\"])(?:" + "|".join(map(re.escape, sorted(self.argument_keywords)))
+                          + r")\1\s*\]\s*=(?!=)")
 
     @functools.cached_property
     def compiler_keywords(self) -> frozenset[str]:

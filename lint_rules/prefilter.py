@@ -236,7 +236,10 @@ class Prefilter:
         # ... and one handing a value to a pass or compiler argument (partition_fn=, backend=,
         # PassManager): the index's own test, Vocabulary.may_hand_arguments; such a file names
         # the callable (aot_autograd, compile, PassManager)
-        self.argument_names = frozenset(w for name in vocab.argument_names for w in pieces(name))
+        # (and a registration in torch's lowering tables, or a keyword stored as a string key:
+        # the index's test reads those too)
+        self.argument_names = frozenset(w for name in (*vocab.argument_names, *vocab.lowering_names,
+                                                       *vocab.argument_keywords) for w in pieces(name))
         # ... annotated so (``gm: torch.fx.GraphModule``, ``-> Graph``, a string annotation):
         # the index counts only an annotated first parameter (lint_rules.index._graph_function).
         self.graph_annotation = re.compile(
