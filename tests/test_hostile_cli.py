@@ -235,7 +235,7 @@ def _alive(pid: int) -> bool:
 
 def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.Popen, set[int], bytes, bytes]:
     """A run of two slow files on two workers, sent ``sig`` once its workers are busy."""
-    slow = "a = 1\n" * 150_000 + REAL_PASS
+    slow = "a = 1\n" * 340_000 + REAL_PASS  # ~2 MB: under the size limit, seconds to lint
     root = hostile_tree(tmp_path, {"slow_a.py": slow, "slow_b.py": slow})
     run = subprocess.Popen([str(BIN / "lite_guard"), "check", "--no-project", "--registry",
                             str(VOCABULARY), "--jobs", "2", "."], cwd=root,
