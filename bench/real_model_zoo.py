@@ -138,6 +138,15 @@ def _tv_swin() -> nn.Module:
                            window_size=[2, 2], num_classes=10)
 
 
+def _tv_video_resnet() -> nn.Module:
+    """Video classification: torchvision's R3D (3-D convolutions and batch norm) with one
+    BasicBlock a stage."""
+    _tv()
+    from torchvision.models.video.resnet import BasicBlock, BasicStem, Conv3DSimple, VideoResNet
+
+    return VideoResNet(BasicBlock, [Conv3DSimple] * 4, [1, 1, 1, 1], BasicStem, num_classes=10)
+
+
 def _tv_fcn() -> nn.Module:
     """Semantic segmentation: torchvision's FCN head over a ResNet (BasicBlock [1,1,1,1]) body
     through IntermediateLayerGetter, with the auxiliary head; outputs a dict ("out", "aux")."""
@@ -435,6 +444,47 @@ CASES: dict[str, Case] = {c.name: c for c in [
          _hf("AlbertForMaskedLM", "AlbertConfig", vocab_size=128, embedding_size=16, hidden_size=32,
              num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
          _tokens(), _hf_rules("albert", ("AlbertLayer", "layer"))),
+    # Added in round 11 as a second held-out check: ops and structures none of the code was written
+    # against (3-D convolutions, a custom autograd Function with its own backward, recurrent
+    # time loops, chunked state-space scans, unfold/fold patches, global response norm).
+    Case("torchvision R3D video (3-D convolutions)", "torchvision", _tv_video_resnet,
+         lambda g: ((torch.randn(2, 3, 4, 16, 16, generator=g),), {}),
+         _tv_rules("torchvision.models.video.resnet", "BasicBlock", "block")),
+    Case("torchvision GoogLeNet (inception branches)", "torchvision",
+         lambda: _tv().models.googlenet(num_classes=10, aux_logits=False, init_weights=False),
+         _image(size=64), _tv_rules("torchvision.models.googlenet", "Inception", "inception")),
+    Case("transformers Gemma3 (sliding + global layers, qk norm)", "transformers",
+         _hf("Gemma3ForCausalLM", "Gemma3TextConfig", **_DECODER, head_dim=8, sliding_window=4),
+         _tokens(), _hf_rules("gemma3", ("Gemma3MLP", "mlp"))),
+    Case("transformers Reformer (LSH attention, reversible layers)", "transformers",
+         _hf("ReformerModelWithLMHead", "ReformerConfig", vocab_size=128, hidden_size=32,
+             attention_head_size=8, num_attention_heads=2, feed_forward_size=64,
+             attn_layers=["local", "lsh"], axial_pos_embds=False, max_position_embeddings=64,
+             local_attn_chunk_length=4, lsh_attn_chunk_length=4, num_buckets=4, is_decoder=True,
+             use_cache=False),
+         _tokens(), _hf_rules("reformer", ("ChunkReformerFeedForward", "ff"))),
+    Case("transformers RWKV (recurrent time mixing)", "transformers",
+         _hf("RwkvForCausalLM", "RwkvConfig", vocab_size=128, hidden_size=32, num_hidden_layers=2,
+             attention_hidden_size=32, intermediate_size=64, context_length=64, use_cache=False),
+         _tokens(), _hf_rules("rwkv", ("RwkvFeedForward", "ffn"))),
+    Case("transformers Mamba2 (chunked scan, slow path)", "transformers",
+         _hf("Mamba2ForCausalLM", "Mamba2Config", vocab_size=128, hidden_size=32,
+             num_hidden_layers=2, state_size=8, expand=2, head_dim=8, num_heads=8, n_groups=1,
+             chunk_size=8, use_cache=False),
+         _tokens(), _hf_rules("mamba2", ("MambaRMSNormGated", "norm"))),
+    Case("transformers MobileViT (unfold/fold patches)", "transformers",
+         _hf("MobileViTForImageClassification", "MobileViTConfig", image_size=32, patch_size=2,
+             hidden_sizes=[16, 24, 32], neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32],
+             num_labels=10),
+         _pixels(), _hf_rules("mobilevit", ("MobileViTInvertedResidual", "block"))),
+    Case("transformers ConvNeXt V2 (global response norm)", "transformers",
+         _hf("ConvNextV2ForImageClassification", "ConvNextV2Config", hidden_sizes=[8, 16, 24, 32],
+             depths=[1, 1, 1, 1], num_labels=10, image_size=32),
+         _pixels(), _hf_rules("convnextv2", ("ConvNextV2GRN", "grn"))),
+    Case("transformers XLNet (two-stream relative attention)", "transformers",
+         _hf("XLNetLMHeadModel", "XLNetConfig", vocab_size=128, d_model=32, n_layer=2, n_head=2,
+             d_inner=64, use_mems_train=False),
+         _tokens(), _hf_rules("xlnet", ("XLNetFeedForward", "ff"))),
 ]}
 
 
