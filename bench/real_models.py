@@ -4,6 +4,7 @@ Usage: .venv/bin/python bench/real_models.py [--device cpu|cuda] [--models SUBST
                                              [--json PATH] [--write]
        .venv/bin/python bench/real_models.py --render PATH.json --write   (table from saved JSON)
        .venv/bin/python bench/real_models.py --models swin --update     (rerun some, keep the rest)
+       .venv/bin/python bench/real_models.py --merge other.json --write  (add another run's rows)
 
 Each model runs in a fresh process (``--worker NAME``): aot_eager as the reference, then ours
 (``backend="lite"``, compared with torch.equal on every output, parameter gradient and floating
@@ -95,6 +96,30 @@ def _commit() -> str:
     return commit + (" (with uncommitted compiler edits)" if dirty else "")
 
 
+def merge(out: Path, others: list[Path]) -> dict:
+    """``out``'s results with every row of ``others`` added (a model present in several is taken
+    from the last), in the zoo's order; each row keeps the commit it was measured at, and the
+    document's commit lists them all. Rewrites ``out``."""
+    data = json.loads(out.read_text())
+    by_model = {r["model"]: {"commit": data["meta"]["commit"], **r} for r in data["results"]}
+    for path in others:
+        other = json.loads(path.read_text())
+        if other["meta"].get("device") != data["meta"].get("device"):
+            raise SystemExit(f"real_models: {path}: measured on {other['meta'].get('device')}, "
+                             f"not {data['meta'].get('device')}; merge runs of one device")
+        for result in other["results"]:
+            by_model[result["model"]] = {"commit": other["meta"]["commit"], **result}
+    order = {n: i for i, n in enumerate(_case_names())}
+    results = sorted(by_model.values(), key=lambda r: order.get(r["model"], len(order)))
+    commits = sorted({r["commit"] for r in results})
+    data = {**data, "meta": {**data["meta"], "commit": ", ".join(commits),
+                             "command": "python bench/real_models.py --merge "
+                                        + " ".join(str(p) for p in others)},
+            "results": results}
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
 def _case_names() -> list[str]:
     from bench.real_model_zoo import CASES
 
@@ -167,8 +192,9 @@ def render(data: dict) -> str:
     lines = [
         *measured_lines(data),
         "",
-        f"Command: `{meta['command']}` on commit {meta['commit']}; torch {meta['torch']}, device"
-        f" {meta['device']} ({meta['machine']}); "
+        # The commands and commits are the Measured lines above (one per commit); this line
+        # says what every row ran on.
+        f"Environment: torch {meta['torch']}, device {meta['device']} ({meta['machine']}); "
         + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".",
         "",
         "Models built offline from their classes with random init and tiny configs (nothing"
@@ -230,12 +256,18 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per model process")
     parser.add_argument("--update", action="store_true",
                         help="keep the other models' results already in the JSON (rerun a few)")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                        help="add the rows of other runs' results JSON (each row keeps its own "
+                             "commit; a model in both is taken from the later file) to the "
+                             "default results JSON, then render")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.device)
     if args.render:
         data = json.loads(args.render.read_text())
+    elif args.merge:
+        data = merge(REPO / "bench" / "results" / f"real_models_{args.device}.json", args.merge)
     else:
         from bench.real_model_zoo import CASES
 

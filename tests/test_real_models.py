@@ -5,6 +5,7 @@ The smallest configurations run here (a few minutes on 2 cores); every model, tr
 inference, fp32 and bf16, with torch's own lite mode beside ours, runs in bench/real_models.py.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -79,3 +80,35 @@ def test_a_run_counts_its_own_graphs_after_the_process_kept_its_maximum_of_ledge
     ours = run_variant(case, case.build(), "infer", "fp32", "lite")
     assert ours["graphs"] >= 1, "nothing reached the lite backend"
     assert len(lite_compiler.all_ledgers()) == _MAX_KEPT
+
+
+def _results_doc(path: Path, commit: str, models: list[str]) -> Path:
+    path.write_text(json.dumps({
+        "meta": {"command": "python bench/real_models.py", "commit": commit, "torch": "t",
+                 "device": "cpu", "python": "3", "machine": "m", "versions": {"timm": "1"}},
+        "results": [{"model": m, "library": "x", "seconds": 1.0,
+                     "rows": [{"model": m, "mode": "train", "dtype": "fp32",
+                               "ours": {"bitwise": True}, "upstream": {"bitwise": False,
+                                                                      "detail": "d"}}]}
+                    for m in models]}))
+    return path
+
+
+def test_merging_a_second_run_keeps_each_rows_commit_in_the_provenance_lines(tmp_path):
+    from bench import real_models
+
+    names = list(CASES)
+    base = _results_doc(tmp_path / "base.json", "aaaaaaa", names[:3])
+    other = _results_doc(tmp_path / "other.json", "bbbbbbb", [names[2], names[-1]])
+    data = real_models.merge(base, [other])
+    assert [r["model"] for r in data["results"]] == [*names[:3], names[-1]]  # the zoo's order
+    assert [r["commit"] for r in data["results"]] == ["aaaaaaa", "aaaaaaa", "bbbbbbb", "bbbbbbb"]
+    lines = real_models.measured_lines(data)
+    assert lines == [
+        f"Measured: `python bench/real_models.py --models '{names[0]}' '{names[1]}' --device cpu` "
+        "at commit `aaaaaaa` (2 model(s)).",
+        f"Measured: `python bench/real_models.py --models '{names[2]}' '{names[-1]}' --device cpu` "
+        "at commit `bbbbbbb` (2 model(s)).",
+    ]
+    assert json.loads(base.read_text()) == data  # the results file is rewritten
+    assert "Environment: torch t, device cpu (m); timm 1." in real_models.render(data)
