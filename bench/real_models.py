@@ -13,12 +13,13 @@ modules by ``lite_compiler.module_regions`` (region code is Inductor's: expected
 last bits; the column says whether it ran, how many region graphs compiled, and the difference).
 All with ``fullgraph=False``. Results go to bench/results/real_models_<device>.json; with
 --write the "Real models" section of BENCHMARKS.md is replaced (bench/markdown_section.py).
-About 25 minutes on 2 CPU cores.
+About 3 hours of one core for all models (measured one at a time); --jobs runs several at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
@@ -71,22 +72,31 @@ def _git(*args: str) -> str:
 
 
 def measure_all(names: list[str], device: str, timeout: float, out: Path,
-                kept: list[dict] | None = None) -> dict:
-    """Every model in its own process; the JSON is rewritten after each (a long run that is
-    stopped keeps what it measured). ``kept``: earlier results of other models, kept in order."""
+                kept: list[dict] | None = None, jobs: int = 1) -> dict:
+    """Every model in its own process, ``jobs`` processes at a time (each uses one thread on
+    CPU: OMP_NUM_THREADS=1); the JSON is rewritten after each (a long run that is stopped keeps
+    what it measured). ``kept``: earlier results of other models, kept in order."""
     results: list[dict] = [r for r in (kept or []) if r.get("model") not in names]
-    for name in names:
+    order = {n: i for i, n in enumerate(_case_names())}
+    commit = _commit()
+    data = _document(results, device) if not names else {}
+
+    def one(name: str) -> dict:
         start = time.perf_counter()
         result = _run_worker(name, device, timeout)
         result["seconds"] = round(time.perf_counter() - start, 1)
-        result["commit"] = _commit()
-        print(f"{name}: {result['seconds']} s" + (f" ({result['error']})" if "error" in result else ""),
-              file=sys.stderr, flush=True)
-        results.append(result)
-        order = {n: i for i, n in enumerate(_case_names())}
-        results.sort(key=lambda r: order.get(r.get("model"), len(order)))
-        data = _document(results, device)
-        out.write_text(json.dumps(data, indent=1) + "\n")
+        result["commit"] = commit
+        return result
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for result in pool.map(one, names):  # in the zoo's order, whichever finishes first
+            print(f"{result['model']}: {result['seconds']} s"
+                  + (f" ({result['error']})" if "error" in result else ""),
+                  file=sys.stderr, flush=True)
+            results.append(result)
+            results.sort(key=lambda r: order.get(r.get("model"), len(order)))
+            data = _document(results, device)
+            out.write_text(json.dumps(data, indent=1) + "\n")
     return data
 
 
@@ -254,6 +264,9 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="replace the BENCHMARKS.md section")
     parser.add_argument("--render", type=Path, help="render a saved results JSON instead of measuring")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per model process")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="models measured at once, each in its own one-thread process "
+                             "(default: the CPU count; nothing in the section is timed)")
     parser.add_argument("--update", action="store_true",
                         help="keep the other models' results already in the JSON (rerun a few)")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
@@ -282,7 +295,7 @@ def main() -> int:
         if args.update and out.exists():
             earlier = json.loads(out.read_text())
             kept = [{"commit": earlier["meta"]["commit"], **r} for r in earlier["results"]]
-        data = measure_all(names, args.device, args.timeout, out, kept)
+        data = measure_all(names, args.device, args.timeout, out, kept, jobs=args.jobs)
         if earlier is not None:  # the table came from two commands: say both
             data["meta"]["command"] = f"{earlier['meta']['command']}`, then `{data['meta']['command']}"
             out.write_text(json.dumps(data, indent=1) + "\n")
