@@ -9,6 +9,7 @@ ATen ops as ``aot_eager``. Regions with different ids are partitioned separately
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ import torch
 import torch.fx
 
 from lite_compiler import custom_passes, guard
-from lite_compiler.annotate import annotation_of
+from lite_compiler.annotate import LiteRegionNotCompiled, annotation_of, describe
 from lite_compiler.cpp_compiler import check_cpp_compiler
 from lite_compiler.errors import LiteCompilerError
 from lite_compiler.generated_code import check_region_module
@@ -169,6 +170,7 @@ def compile_regions(
     compile from failing the whole compile (it runs as ATen), and ``wrap(key, aten_module,
     compiled, region_graph)`` gives the callable the graph calls; ``aten_module`` runs the
     region's nodes as the ATen ops they were, copied before anything changed them."""
+    report_nested_regions(gm, graph_name)
     scooped = scoop(gm)
     if not scooped:
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
@@ -201,6 +203,7 @@ def compile_regions(
                 # region's own configs: user code there is checked before Inductor reads it.
                 custom_passes.refuse_disallowed(session.registry)
             _run_region_custom_passes(submod)
+            _decompose_bodies(submod)
             aten_module = _aten_copy(submod) if fusion is not None else None
             compiled = None  # stays None only when ``fusion.contained`` kept a group's failure
             with _scheduler_custom_passes_guarded(), _unwrapped_lite_errors(), _own_output_strides(), \
@@ -250,6 +253,82 @@ def compile_regions(
     if scooped:
         gm.recompile()
     return [name for name, _, _ in scooped]
+
+
+def _decompose_bodies(submod: torch.fx.GraphModule) -> None:
+    """Decompose the bodies of the higher-order ops in a region (a ``torch.cond`` put in one) as
+    the region's own ops were: the trace decomposes an op by its annotation, and a body traced
+    again by AOTAutograd may carry none, so Inductor would find ops it only knows decomposed."""
+    bodies = {name: module for name, module in submod.named_children()
+              if isinstance(module, torch.fx.GraphModule)}
+    if not bodies:
+        return
+    from torch._guards import detect_fake_mode
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    for name, body in bodies.items():
+        _decompose_bodies(body)  # bodies of ops in this body first
+        args = [node.meta.get("val") for node in body.graph.find_nodes(op="placeholder")]
+        fake_mode = detect_fake_mode(args)
+        if fake_mode is None or any(a is None for a in args):
+            continue  # nothing to trace with: Inductor reports what it cannot lower
+        with fake_mode, torch.fx.traceback.preserve_node_meta():
+            traced = make_fx(body, decomposition_table=select_decomp_table())(*args)
+        setattr(submod, name, traced)
+
+
+_WARNED_NESTED: set[tuple[str, str]] = set()
+
+
+def report_nested_regions(gm: torch.fx.GraphModule, graph_name: str) -> list[str]:
+    """Regions annotated inside a higher-order op's body (``torch.cond`` branches,
+    ``torch.compiler.nested_compile_region`` / ``invoke_subgraph``, ``while_loop``): only the
+    graph's own nodes are scooped, so such a region is not compiled: its ops run as ATen ops
+    (those the trace decomposed for the region, decomposed). Never silent: a ledger row per body
+    and region (refused, kind "region"), and once per body and region per process a
+    ``LiteRegionNotCompiled`` warning. Returns the bodies' attribute paths."""
+    # The op nodes each body is handed to, by the body's attribute name in its parent graph.
+    users: dict[str, list[torch.fx.Node]] = {}
+    for module in gm.modules():
+        if isinstance(module, torch.fx.GraphModule):
+            for node in module.graph.find_nodes(op="get_attr"):
+                users.setdefault(node.target, []).extend(node.users)
+    found: dict[str, set[str]] = {}
+    for path, module in gm.named_modules():
+        if not path or not isinstance(module, torch.fx.GraphModule):
+            continue
+        hops = users.get(path.rsplit(".", 1)[-1], [])
+        if any(annotation_of(hop.meta) is not None for hop in hops):
+            continue  # the op itself is in a region: Inductor compiles its body with it
+        keys = {describe(annotation_of(node.meta)) for node in module.graph.nodes
+                if annotation_of(node.meta) is not None}
+        if keys:
+            found[path] = keys
+    if not found:
+        return []
+    session = guard.current_session()
+    new: list[str] = []
+    for path, keys in found.items():
+        op = ", ".join(sorted({str(hop.target) for hop in users.get(path.rsplit(".", 1)[-1], [])
+                               })) or "a higher-order op"
+        for key in sorted(keys):
+            reason = (f"region {key} is annotated inside the body '{path}' of {op}; regions are"
+                      " compiled in the graph's own nodes only, so its ops run as ATen ops"
+                      " (the ones the trace decomposed for the region, decomposed)")
+            if session is not None:
+                session.ledger.add(LedgerEntry(
+                    name=f"region {key} in {path}", stage="regions", graph=graph_name,
+                    allowed=False, lite="region", kind="region", reason=reason))
+            if (path, key) not in _WARNED_NESTED:
+                _WARNED_NESTED.add((path, key))
+                new.append(reason)
+    if new:
+        more = f" (and {len(new) - 1} more, listed in lite_compiler.last_ledger())" if len(new) > 1 else ""
+        warnings.warn(f"lite_compiler: {new[0]}{more}: nothing of it was compiled; put the"
+                      " region around the higher-order op (the whole torch.cond or nested"
+                      " region call) instead", LiteRegionNotCompiled, stacklevel=2)
+    return list(found)
 
 
 def _check_group_decompositions(submod: torch.fx.GraphModule) -> None:
