@@ -439,6 +439,8 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
             report.findings, report.cached = findings, len(files)
             if _settle(record):
                 cache.save_record(run_key, record)  # its times can be trusted from now on
+            else:
+                cache.touch(run_key, record["pack"])  # used: the last to be pruned
             return report
     pack = (cache.load_pack(record["pack"]) if record is not None else None) \
         or {"files": {}, "externals": []}
