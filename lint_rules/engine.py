@@ -130,7 +130,9 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         message = isolation.syntax_error_message(exc)
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
                           facts)
-    except (RecursionError, MemoryError, ValueError):
+    except (RecursionError, MemoryError, ValueError) as exc:
+        if isinstance(exc, MemoryError):  # a huge flat file is not a deep one
+            return FileResult([Finding(path, 1, 1, UNCHECKABLE, isolation.OUT_OF_MEMORY)], facts)
         if tree is None:  # CPython's own parser gave up
             return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)], facts)
         depth, line = isolation.ast_depth(tree)  # CPython parsed it; the index's reader did not
