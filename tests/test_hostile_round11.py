@@ -180,3 +180,32 @@ def test_a_flat_literal_too_big_for_the_parser_says_out_of_memory_not_nested(tmp
     assert "huge.py:1:1 LG900 cannot parse: Python's parser ran out of memory on this file (a worker"\
            " may add 4 GiB); the file was not checked (split the file or the huge expression in it)"\
            in result.stdout.splitlines(), result.stdout
+
+
+@pytest.mark.parametrize("evil_in", ["first", "second"])
+@pytest.mark.parametrize("imported", ["from x import Base\n\n\nclass P(Base):",
+                                      "import x\n\n\nclass P(x.Base):"])
+def test_a_base_imported_from_a_module_name_two_files_share_is_read_from_both(tmp_path, evil_in,
+                                                                               imported):
+    """Folders that are not packages make two files one module name (``my-dir/x.py`` and
+    ``zz-dir/x.py`` are both ``x``; which one Python imports depends on sys.path). A base
+    imported from ``x`` was read from the first file only: a benign (or empty) ``x.py`` sorted
+    first hid the pass deriving from the other one's CustomGraphPass. Both are read now."""
+    evil = "from torch._inductor.custom_graph_pass import CustomGraphPass as Base\n"
+    benign = "class Base:\n    pass\n"
+    first, second = (evil, benign) if evil_in == "first" else (benign, evil)
+    root = hostile_tree(tmp_path)
+    for folder, text in (("my-dir", first), ("zz-dir", second)):
+        (root / folder).mkdir()
+        (root / folder / "x.py").write_text(text)
+    (root / "use").mkdir()
+    (root / "use" / "y.py").write_text(imported + "\n    def __call__(self, graph):\n        return"
+                                       " graph\n\n    def uuid(self):\n        return 'p'\n")
+    result = check(root, "--no-cache")
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+    assert "use/y.py:4:7 LG001 graph pass 'y:P' (class deriving from CustomGraphPass)" in result.stdout
+    (root / "my-dir" / "x.py").write_text(benign)
+    (root / "zz-dir" / "x.py").write_text(benign)
+    clean = check(root, "--no-cache")  # two benign bases: no pass, no finding
+    assert clean.returncode == 1 and "use/y.py" not in clean.stdout, clean.stdout
