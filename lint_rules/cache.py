@@ -30,9 +30,11 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
 import sys
+import time
 import types
 import typing
 from pathlib import Path
@@ -45,6 +47,13 @@ SECRET_NAME = "secret.key"
 _SECRET_BYTES = 32
 _MAX_ENTRY_BYTES = 512 << 20  # a larger file is not one we wrote
 _RUN_DOMAIN = b"lite-guard lint run\0"
+# The cache is bounded: past either limit the least recently used runs go (record and pack).
+# Every distinct set of paths is a run (pre-commit's lite-guard-files hook makes one per commit),
+# so an unbounded cache grew by a record and a pack for each, forever.
+MAX_RUNS = 64  # LITE_GUARD_CACHE_MAX_RUNS sets another
+MAX_RUNS_ENV = "LITE_GUARD_CACHE_MAX_RUNS"
+MAX_BYTES = 1 << 30
+_STALE_SECONDS = 3600  # a temp file or an unnamed pack this old is no run's in progress
 
 
 def default_cache_dir() -> Path:
@@ -284,6 +293,7 @@ class Cache:
         self._dir_fd: int | None = None
         self._secret = b""
         self._writable = True
+        self.max_runs = _max_runs(warn or _warn)
         try:
             root_fd = _open_private_dir(self.root)
             try:
@@ -366,8 +376,73 @@ class Cache:
         digest = hashlib.sha256(data).hexdigest()
         if self._write(_pack_name(digest), data) and self.save_record(
                 run_key, {**record, "pack": digest}) and previous and previous != digest:
+            self._unlink(_pack_name(previous))
+        self.prune(keep=run_key)
+
+    def touch(self, run_key: str, digest: str) -> None:
+        """Mark a run (its record and pack) as just used: pruning goes by least recent use."""
+        for name in (_run_name(run_key), _pack_name(digest)):
+            if self.enabled and name is not None:
+                try:
+                    os.utime(name, dir_fd=self._dir_fd, follow_symlinks=False)
+                except OSError:
+                    pass
+
+    def prune(self, keep: str = "") -> None:
+        """Keep at most MAX_RUNS runs and MAX_BYTES of records and packs: the least recently used
+        runs go first, each with the pack its record names (a pack another record also named is
+        then a cache miss for that run, never a wrong answer). Temp files of killed runs and packs
+        no record has used for an hour go too (a record's pack is touched whenever the record is
+        written or used, so a live pack is never older than its record by more than a write)."""
+        if not self.enabled or not self._writable:
+            return
+        now = time.time()
+        runs, packs, total = [], {}, 0
+        try:
+            with os.scandir(self._dir_fd) as listing:
+                for item in listing:
+                    try:
+                        st = item.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if item.name.startswith((".tmp-", ".secret-")):
+                        if now - st.st_mtime > _STALE_SECONDS:
+                            self._unlink(item.name)
+                    elif item.name.startswith("run-"):
+                        runs.append((st.st_mtime, item.name, st.st_size))
+                        total += st.st_size
+                    elif item.name.startswith("pack-"):
+                        packs[item.name] = (st.st_mtime, st.st_size)
+                        total += st.st_size
+        except OSError:
+            return
+        runs.sort()
+        current = _run_name(keep)
+        while runs and (len(runs) > self.max_runs or total > MAX_BYTES):
+            mtime, name, size = runs.pop(0)
+            if name == current:
+                continue
+            pack = self._pack_of(name)
+            self._unlink(name)
+            total -= size
+            if pack in packs:
+                self._unlink(pack)
+                total -= packs.pop(pack)[1]
+        oldest = runs[0][0] if runs else now
+        for name, (mtime, size) in packs.items():
+            if mtime < min(oldest, now) - _STALE_SECONDS:
+                self._unlink(name)
+
+    def _pack_of(self, record_name: str) -> str | None:
+        """The pack a run record names (read without trusting it: only a cache file's name)."""
+        raw = self._read(record_name)
+        found = re.search(rb'"pack":"([0-9a-f]{64})"', raw or b"")
+        return _pack_name(found.group(1).decode("ascii")) if found else None
+
+    def _unlink(self, name: str | None) -> None:
+        if name is not None:
             try:
-                os.unlink(_pack_name(previous), dir_fd=self._dir_fd)
+                os.unlink(name, dir_fd=self._dir_fd)
             except OSError:
                 pass
 
@@ -377,7 +452,10 @@ class Cache:
             return False
         body = json.dumps({**record, "run": run_key}, separators=(",", ":"),
                           ensure_ascii=True).encode("ascii")
-        return self._write(_run_name(run_key), self.mac(run_key, body).encode("ascii") + b"\n" + body)
+        written = self._write(_run_name(run_key), self.mac(run_key, body).encode("ascii") + b"\n" + body)
+        if written:
+            self.touch(run_key, record.get("pack", ""))  # the pack is as fresh as its record
+        return written
 
     # ---- files -----------------------------------------------------------------------------
     def _read(self, name: str | None, ours=None) -> bytes | None:
@@ -455,6 +533,17 @@ def _run_name(key: str) -> str | None:
 
 def _pack_name(digest: str) -> str | None:
     return f"pack-{digest}.json" if _hex(digest) else None
+
+
+def _max_runs(warn) -> int:
+    text = os.environ.get(MAX_RUNS_ENV, "")
+    if not text:
+        return MAX_RUNS
+    if text.strip().isdigit() and 0 < int(text) <= 1 << 20:
+        return int(text)
+    warn(f"lite_guard: warning: {MAX_RUNS_ENV}={text!r} is not a number of runs from 1 to"
+         f" {1 << 20}; keeping at most {MAX_RUNS}")
+    return MAX_RUNS
 
 
 def _warn(line: str) -> None:

@@ -130,7 +130,9 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         message = isolation.syntax_error_message(exc)
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
                           facts)
-    except (RecursionError, MemoryError, ValueError):
+    except (RecursionError, MemoryError, ValueError) as exc:
+        if isinstance(exc, MemoryError):  # a huge flat file is not a deep one
+            return FileResult([Finding(path, 1, 1, UNCHECKABLE, isolation.OUT_OF_MEMORY)], facts)
         if tree is None:  # CPython's own parser gave up
             return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)], facts)
         depth, line = isolation.ast_depth(tree)  # CPython parsed it; the index's reader did not
@@ -439,6 +441,8 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
             report.findings, report.cached = findings, len(files)
             if _settle(record):
                 cache.save_record(run_key, record)  # its times can be trusted from now on
+            else:
+                cache.touch(run_key, record["pack"])  # used: the last to be pruned
             return report
     pack = (cache.load_pack(record["pack"]) if record is not None else None) \
         or {"files": {}, "externals": []}

@@ -11,6 +11,9 @@ shipped registry: the target is the project's own file, created and added to
 
 from __future__ import annotations
 
+import difflib
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,16 +126,40 @@ def _parse(path: Path) -> tuple[Any, Any]:
     CRLF line ends into LF, so --fix rewrote every line of a Windows file."""
     raw = path.read_bytes().decode("utf-8")
     bom = _BOM if raw.startswith(_BOM) else ""
-    crlf = "\r\n" in raw
+    before = raw[len(bom):]
     try:
-        document = tomlkit.parse(raw[len(bom):].replace("\r\n", "\n"))
+        document = tomlkit.parse(before)  # tomlkit keeps each line's own end, CR LF or LF
     except TOMLKitError as exc:  # tomllib read it; tomlkit may still refuse
         raise FixError(f"cannot edit {path}: tomlkit cannot parse it ({exc}); add the entries"
                        " by hand") from None
 
     def saved(text: str) -> str:
-        return bom + (text.replace("\n", "\r\n") if crlf else text)
+        return bom + _with_line_ends_of(before, text)
     return document, saved
+
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines by LF only: a CR or U+2028 in a string is text
+
+
+def _with_line_ends_of(before: str, after: str) -> str:
+    """``after`` (tomlkit's text of the edited document) with the lines --fix wrote ending as the
+    file's lines mostly do. Every line it kept stays byte for byte: a file mixing CR LF and LF
+    lines had all of them rewritten to CR LF (or all to LF) before."""
+    crlf = before.count("\r\n")
+    if not crlf:
+        return after
+    ending = "\r\n" if crlf * 2 >= before.count("\n") else "\n"
+    old, new = _LINE.findall(before), _LINE.findall(after)
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k, line in enumerate(new[j1:j2]):
+            if tag != "equal" and line.endswith("\n") and not line.endswith("\r\n"):
+                own = old[i1 + k] if tag == "replace" and i1 + k < i2 else None
+                line = line[:-1] + ("\n" if own is not None and not own.endswith("\r\n")
+                                    else "\r\n" if own is not None else ending)
+            out.append(line)
+    return "".join(out)
 
 
 def _with_registry(pyproject: Path, target: Path) -> str:

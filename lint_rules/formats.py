@@ -14,6 +14,7 @@ from urllib.parse import quote
 from lint_rules.findings import Finding
 from lite_guard import __version__
 from lite_guard.errors import escape_text  # noqa: F401  (one escaper for every command)
+from lite_guard.errors import strict_unicode
 
 SRCROOT = "%SRCROOT%"
 
@@ -42,12 +43,12 @@ _REGISTRY_RULE = "LG-REGISTRY"  # registry cross-entry problems (not a lint rule
 
 
 def to_json(findings: list[Finding], registry_problems: list[str], errors: list[str]) -> str:
-    return json.dumps({
+    return json.dumps(strict_unicode({
         "findings": [f.to_dict() for f in findings],
         "registry_problems": registry_problems,
         "errors": errors,
         "count": len(findings) + len(registry_problems),
-    }, indent=1)
+    }), indent=1)
 
 
 def _rules() -> list[dict]:
@@ -92,8 +93,8 @@ def to_sarif(findings: list[Finding], registry_problems: list[str], errors: list
     if errors:
         run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": [
             {"level": "error", "message": {"text": e}} for e in errors]}]
-    return json.dumps({
+    return json.dumps(strict_unicode({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [run],
-    }, indent=1)
+    }), indent=1)

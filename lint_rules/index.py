@@ -2383,6 +2383,12 @@ class Index:
                 summary = {**summary, "module": name}
             self.modules[name] = summary
             self.paths[name] = path
+        # module -> the other files of that name ("x" -> ["x<2>"]): which one Python imports
+        # depends on sys.path, so a base imported from such a module is read from each of them.
+        self.twins: dict[str, list[str]] = {}
+        for name in self.modules:
+            if name.endswith(">") and "<" in name:
+                self.twins.setdefault(name[:name.rindex("<")], []).append(name)
         self._external: dict[str, dict | None] = {}
         self._allow_external = external
         self._ancestors: dict[tuple[str, str], tuple[list[Ref], list[str]]] = {}
@@ -2614,7 +2620,16 @@ class Index:
         for base in klass["bases"]:
             pairs.append((self.expr_ref(module, klass["scope"], base), base))
             head = base[1].split(".", 1)[0] if base[0] == "n" else ""
-            for target in alternatives.get(head, []):
+            targets = list(alternatives.get(head, []))
+            imported = summary.get("imports", {}).get(head) if head and self.twins else None
+            if imported is not None:
+                # Two files of the imported module's name (``my-dir/x.py``, ``a.b/x.py``: folders
+                # that are not packages): the base was read from the first only, so a benign
+                # ``x.py`` hid the pass that derives from the other one's base. Read both.
+                imported_module = imported.split(":", 1)[0]
+                targets += [twin + imported[len(imported_module):]
+                            for twin in self.twins.get(imported_module, ())]
+            for target in targets:
                 ref = self._import(target, 0)
                 for part in base[1].split(".")[1:]:
                     ref = self.attribute(ref, part)

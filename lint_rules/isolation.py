@@ -15,6 +15,7 @@ A lint run in CI must not be defeatable by one file of a pull request. So:
 from __future__ import annotations
 
 import ast
+import codecs
 import os
 import re
 import resource
@@ -111,9 +112,17 @@ _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _FIRST_TWO_LINES = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)?([^\r\n]*)")
 
 
+# Python's tree of a huge flat literal (5 million list items in a 10 MB line) needs more than a
+# worker's memory; that is not nesting, and said so ("nested too deeply").
+OUT_OF_MEMORY = ("cannot parse: Python's parser ran out of memory on this file (a worker may add"
+                 " 4 GiB); the file was not checked (split the file or the huge expression in it)")
+
+
 def coding_cookie(data: bytes) -> str | None:
     """The PEP 263 coding cookie of a source, if any (only its first two lines can hold one;
     read without splitting the whole file into lines)."""
+    if data.startswith(b"\xef\xbb\xbf"):  # Python reads the cookie after a byte-order mark
+        data = data[3:]
     for line in _FIRST_TWO_LINES.match(data).groups():
         match = _CODING.match(line)
         if match:
@@ -123,8 +132,15 @@ def coding_cookie(data: bytes) -> str | None:
 
 def decode(data: bytes) -> str:
     """Source text as Python reads it (PEP 263 coding cookie, else UTF-8); raises on bad bytes."""
-    encoding = coding_cookie(data) or "utf-8"
+    cookie = coding_cookie(data)
+    encoding = cookie or "utf-8"
     if data.startswith(b"\xef\xbb\xbf"):
+        # Python refuses a UTF-8 byte-order mark under a cookie naming another encoding
+        # ("encoding problem: iso-8859-1 with BOM"): such a file never runs, so it is no file
+        # to call clean (the BOM won, and a syntax error went unreported under --check-syntax).
+        if cookie is not None and codecs.lookup(cookie).name != "utf-8":
+            raise LookupError(f"it starts with a UTF-8 byte-order mark but its coding cookie says"
+                              f" {cookie}, which Python refuses")
         data, encoding = data[3:], "utf-8"
     return data.decode(encoding)
 
@@ -162,9 +178,11 @@ def parse_problem(source: str, path: str, max_depth: int | None = None,
     except SyntaxError as exc:
         return Finding(path, max(exc.lineno or 1, 1), max(exc.offset or 1, 1), UNCHECKABLE,
                        syntax_error_message(exc))
-    except (RecursionError, MemoryError):
+    except RecursionError:
         return Finding(path, 1, 1, UNCHECKABLE,
                        "cannot parse: nested too deeply for Python's parser; the file was not checked")
+    except MemoryError:
+        return Finding(path, 1, 1, UNCHECKABLE, OUT_OF_MEMORY)
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         return Finding(path, 1, 1, UNCHECKABLE, f"cannot parse: {exc}; the file was not checked")
     depth, line = ast_depth(tree)

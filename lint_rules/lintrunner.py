@@ -22,7 +22,7 @@ import sys
 
 from lint_rules.findings import Finding
 from lint_rules.isolation import Unreadable
-from lite_guard.errors import _UNSAFE, escape_text
+from lite_guard.errors import _UNSAFE, escape_text, strict_unicode
 
 LINTER_CODE = "LITE_GUARD"
 _PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
@@ -30,11 +30,11 @@ _PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTA
 
 def _message(path: str | None, line: int | None, char: int | None, name: str, description: str,
              bypass: bool = False) -> str:
-    return json.dumps({
+    return json.dumps(strict_unicode({  # strict UTF-8: lintrunner's reader refuses lone surrogates
         "path": path, "line": line, "char": char, "code": LINTER_CODE, "severity": "error",
         "name": name, "original": None, "replacement": None, "description": description,
         "bypassChangedLineFiltering": bypass,
-    })
+    }))
 
 
 def finding_message(finding: Finding) -> str:

@@ -27,6 +27,24 @@ def escape_text(text: str) -> str:
                        .decode("ascii"), text)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def strict_unicode(value):
+    """``value`` (JSON data: dicts, lists, strings) with every lone surrogate written as the text
+    ``\\udcXX``, as the text output shows it. A file name's undecodable byte is a lone surrogate,
+    which ``json.dumps`` writes as ``"\\udcff"``: Python reads that back, but strict readers
+    (Rust's serde_json, which lintrunner is; .NET's SARIF SDK; ``json.loads(...).encode()``)
+    refuse the whole document, and one odd name lost every finding of the run."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, dict):
+        return {strict_unicode(key): strict_unicode(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_unicode(item) for item in value]
+    return value
+
+
 class RegistryError(Exception):
     """Bad registry input. ``str()`` is one line: ``path:line: what is wrong``."""
 

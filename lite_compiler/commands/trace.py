@@ -19,7 +19,7 @@ from typing import Any
 
 from lite_guard import SUPPORTED_TORCH_TEXT
 from lite_guard.commands._common import add_registry_args, unwritable
-from lite_guard.errors import escape_text
+from lite_guard.errors import escape_text, strict_unicode
 
 
 def register(subparsers) -> None:
@@ -124,10 +124,10 @@ class _Report:
         self.restore_stdout()
         args = self.args
         if args.json:
-            print(json.dumps({"script": args.script, "lite": [ledger.to_dict() for ledger in lite],
-                              "default": [ledger.to_dict() for ledger in default],
-                              "violation": str(violation) if violation else None,
-                              "failure": failure}, indent=2))
+            print(json.dumps(strict_unicode({  # names from the script: no lone surrogate
+                "script": args.script, "lite": [ledger.to_dict() for ledger in lite],
+                "default": [ledger.to_dict() for ledger in default],
+                "violation": str(violation) if violation else None, "failure": failure}), indent=2))
         else:
             _print_tables(lite, violation)
         if failure:
