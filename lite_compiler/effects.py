@@ -31,6 +31,7 @@ import torch
 from torch.fx import Node as _Node
 
 from lite_compiler import guard
+from lite_compiler.kernel_libraries import verifying_build
 
 Fingerprint = tuple[tuple[Any, ...], ...]
 
@@ -832,4 +833,6 @@ PROBES: tuple[Probe, ...] = (
     Probe("torch._inductor.graph:GraphLowering.run", _probe_lowering),
     Probe("torch._inductor.scheduler:Scheduler._init", _probe_scheduler),
     Probe("torch._inductor.codegen.wrapper:PythonWrapperCodegen.run_wrapper_ir_passes", _probe_wrapper),
+    # Not a graph boundary: the C++ build step, where a library found in the cache is verified.
+    Probe("torch._inductor.codecache:_worker_compile_cpp", verifying_build),
 )
