@@ -103,6 +103,24 @@ def test_registered_pass_object_whose_call_is_swapped_runs_as_the_new_code(monke
     assert RAN == []
 
 
+class DecoratedPass:
+    @torch.no_grad()  # a decorator of torch's around the class's own __call__
+    def __call__(self, graph):
+        RAN.append("DecoratedPass")
+
+
+def test_registered_pass_object_with_a_decorated_call_keeps_its_class_identity(monkeypatch, tmp_path):
+    """A decorator on the class's own ``__call__`` (torch's ``no_grad``) is looked through: the
+    code it wraps was defined in the class, so the object is still its class."""
+    user_registry(monkeypatch, tmp_path, (f"{HERE}:DecoratedPass", "post_grad", "always"))
+    x, y = torch.randn(8), torch.randn(8)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=DecoratedPass()):
+        assert torch.equal(compile_lite(plain_fn)(x, y), aot_eager(plain_fn, x, y))
+    assert RAN == ["DecoratedPass"]
+    assert any(row.name == qualified("DecoratedPass") and row.allowed
+               for row in lite_compiler.last_ledger().entries)
+
+
 def test_transformer_subclass_as_functorch_joint_custom_pass_is_refused_by_its_class():
     """A torch.fx.Transformer subclass applied through AOTAutograd's joint hook (functorch's
     ``joint_custom_pass``, which AOTAutograd calls itself) is a user pass: named by its class."""
