@@ -8,8 +8,9 @@ lite session is open, each target of Inductor's C++ build step (``_worker_compil
 torch calls in this process before it loads a library) that exists already must be one a lite
 compile saw built: its bytes match an authentic record (an HMAC with the user's secret of
 lite_guard's cache, as the registry cache writes them) or it was written since this compile
-began (a build pool's). Any other is removed and torch builds it again from the source it was
-asked to build (a ledger row says so); what is built is recorded. A region's kernels loaded
+began (a build pool's). Any other is built again, with torch's own command, from the source it
+was asked to build, and renamed over the file found (a ledger row says so); what is built is
+recorded. A region's kernels loaded
 before (outside a lite compile) are verified the same way after the region compiles and refused
 if not authentic. Cost: a sha256 of each library a region loads (~0.1-1 ms).
 """
@@ -19,7 +20,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
 import stat
+import tempfile
 import types
 from collections.abc import Callable
 from typing import Any
@@ -110,8 +113,43 @@ def _rebuilt(path: str) -> None:
             name="<kernel library rebuilt>", stage="lowering", graph=sess.graph, allowed=True,
             lite="always", kind="effect", reason=(
                 f"{path} in Inductor's C++ cache was not built by a lite compile (no authentic"
-                " record of its bytes: planted, written over, or built outside lite mode): removed"
-                " and built again from the region's source before it was loaded")))
+                " record of its bytes: planted, written over, or built outside lite mode): built"
+                " again from the region's source with torch's command, in its place, before it was"
+                " loaded")))
+
+
+def _rebuild(lock_path: str, cpp_builders: Any, targets: list[str]) -> None:
+    """Build again the targets that are not verified. The final library is built under a
+    temporary name from torch's own command and renamed over the file found (atomic: another
+    process that found it and is about to load it loads the old or the new file, never none);
+    the object files of a split build, which only the link reads, are removed and rebuilt
+    under Inductor's lock, as torch builds them."""
+    from torch._inductor.codecache import LOCK_TIMEOUT
+    from torch._inductor.cpp_builder import run_compile_cmd
+    from torch.utils._filelock import FileLock
+
+    *parts, final = list(zip(cpp_builders, targets))
+    with FileLock(lock_path, timeout=LOCK_TIMEOUT):
+        for builder, target in parts:
+            if os.path.lexists(target) and not verified(target):
+                os.remove(target)
+            if not os.path.exists(target):
+                builder.build()
+        builder, target = final
+        command, output = builder.get_command_line(), f" -o {target}"
+        if command.count(output) != 1:  # not the command we know how to retarget: torch builds it
+            os.remove(target)
+            builder.build()
+            return
+        fresh = f"{target}.lite-{os.getpid()}-{os.urandom(4).hex()}"
+        scratch = tempfile.mkdtemp(prefix=".lite-build-", dir=os.path.dirname(target))
+        try:
+            run_compile_cmd(command.replace(output, f" -o {fresh}"), cwd=scratch)
+            os.replace(fresh, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            if os.path.lexists(fresh):
+                os.remove(fresh)
 
 
 def verifying_build(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -125,9 +163,7 @@ def verifying_build(original: Callable[..., Any]) -> Callable[..., Any]:
         final = targets[-1] if targets else None
         if final is not None and os.path.lexists(final) and not verified(final) \
                 and not _written_since_compile_began(final):
-            for target in targets:
-                if os.path.lexists(target) and not verified(target):
-                    os.remove(target)
+            _rebuild(lock_path, cpp_builders, targets)
             _rebuilt(final)
         result = original(lock_path, cpp_builders, *args, **kwargs)
         for target in targets:
