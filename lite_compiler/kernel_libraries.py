@@ -11,8 +11,8 @@ lite_guard's cache, as the registry cache writes them) or it was written since t
 began (a build pool's). Any other is built again, with torch's own command, from the source it
 was asked to build, and renamed over the file found (a ledger row says so); what is built is
 recorded. A region's kernels loaded
-before (outside a lite compile) are verified the same way after the region compiles and refused
-if not authentic. Cost: a sha256 of each library a region loads (~0.1-1 ms).
+before (outside a lite compile) are verified the same way after the region compiles and
+reported if not authentic (the code is loaded already). Cost: a sha256 of each library a region loads (~0.1-1 ms).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _rebuilt(path: str) -> None:
     if sess is not None:
         sess.ledger.add(LedgerEntry(
             name="<kernel library rebuilt>", stage="lowering", graph=sess.graph, allowed=True,
-            lite="always", kind="effect", reason=(
+            lite="always", kind="cache", reason=(
                 f"{path} in Inductor's C++ cache was not built by a lite compile (no authentic"
                 " record of its bytes: planted, written over, or built outside lite mode): built"
                 " again from the region's source with torch's command, in its place, before it was"
@@ -176,18 +176,37 @@ def verifying_build(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def check_region_kernels(namespace: dict[str, Any], region_graph: str) -> None:
     """After a region compiled: every kernel library its module holds (a function of an
-    extension module loaded from a file) must be verified; one Inductor loaded earlier outside
-    a lite compile, and not authentic, is refused (it is loaded already: it cannot be rebuilt)."""
+    extension module loaded from a file) must be verified. One Inductor loaded earlier in this
+    process outside a lite compile (its memory cache: no build step ran now) and with no
+    authentic record is reported (ledger row and a LiteGuardReport warning): the code already
+    loaded cannot be rebuilt, and a default-mode compile of the same kernel loads it that way."""
     if not guard.enforcing():
         return
     for value in list(namespace.values()):
         owner = getattr(value, "__self__", None)
         path = getattr(owner, "__file__", None) if isinstance(owner, types.ModuleType) else None
-        if not isinstance(path, str) or not path.endswith((".so", ".pyd", ".dylib")):
+        if not isinstance(path, str) or not path.endswith((".so", ".pyd", ".dylib")) \
+                or path in _REPORTED or verified(path):
             continue
-        if not verified(path):
-            guard.refuse_effect("lowering", (
-                f"the region's kernel library {path} (loaded from Inductor's C++ cache) was not"
-                " built by a lite compile and has no authentic record: it may be planted or"
-                " written over; remove it (and restart the process) to have it built again"),
-                graph=region_graph)
+        _REPORTED.add(path)
+        _report_unverified(path, region_graph)
+
+
+_REPORTED: set[str] = set()  # reported once a process
+
+
+def _report_unverified(path: str, region_graph: str) -> None:
+    import warnings
+
+    from lite_compiler.errors import LiteGuardReport
+
+    reason = (f"the region's kernel library {path} was loaded from Inductor's C++ cache earlier in"
+              " this process, outside a lite compile, and has no authentic record: lite mode"
+              " cannot verify the code already loaded (reported, not refused); remove the file"
+              " and restart the process to have it built under lite mode")
+    sess = guard.current_session()
+    if sess is not None:
+        sess.ledger.add(LedgerEntry(name="<kernel library unverified>", stage="lowering",
+                                    graph=region_graph, allowed=True, lite="unregistered",
+                                    kind="cache", reason=reason))
+    warnings.warn(f"lite_compiler ({region_graph}): {reason}", LiteGuardReport, stacklevel=3)

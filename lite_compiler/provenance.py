@@ -284,7 +284,7 @@ def report_compile_callbacks() -> None:
                 warnings.warn(f"lite_compiler ({sess.graph}): {foreign}: {reason}", LiteGuardReport,
                               stacklevel=3)
             sess.ledger.add(LedgerEntry(name=foreign, stage="aot", graph=sess.graph, allowed=True,
-                                        lite="unregistered", kind="effect", reason=reason))
+                                        lite="unregistered", kind="callback", reason=reason))
 
 
 def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:

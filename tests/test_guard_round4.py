@@ -226,7 +226,7 @@ def test_dynamo_end_callback_from_outside_torch_is_reported(dynamo_callbacks):
     assert torch.equal(out, expected)
     name = qualified("test_dynamo_end_callback_from_outside_torch_is_reported.<locals>.after_compile")
     row = next(row for row in lite_compiler.last_ledger().entries if row.name == name)
-    assert row.kind == "effect" and "after every check" in row.reason
+    assert row.kind == "callback" and "after every check" in row.reason
 
 
 # ---- dynamo_config: Dynamo's own flags -----------------------------------------------------------
@@ -379,13 +379,34 @@ def test_kernel_library_planted_in_inductors_cpp_cache_is_not_loaded(tmp_path):
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               timeout=300, env={**os.environ, "PYTHONPATH": os.getcwd()})
     finally:
-        shutil.copy(backup, target + ".tmp")
-        os.replace(target + ".tmp", target)
+        with open(target, "rb") as now, open(planted, "rb") as plant:
+            if now.read() == plant.read():  # not rebuilt: put the real one back
+                shutil.copy(backup, target + ".tmp")
+                os.replace(target + ".tmp", target)
     assert proc.returncode == 0, proc.stderr[-3000:]
     ran, *rebuilt = proc.stdout.strip().splitlines()
     assert ran == "RAN" and len(rebuilt) == 1, proc.stdout
     assert rebuilt[0].startswith(f"{target} in Inductor's C++ cache was not built by a lite compile")
     assert torch.equal(torch.load(result), cos_out)  # rebuilt from its source: cos, not sin
+
+
+def test_kernel_library_loaded_earlier_without_an_authentic_record_is_reported(monkeypatch):
+    """A kernel Inductor loaded earlier in the process (outside lite mode: a default-mode compile
+    of the same kernel) is reused from its memory cache: no build step runs, so it is verified
+    when the region compiles; with no authentic record of its bytes (simulated: the records
+    forgotten) the code already loaded cannot be rebuilt: reported, ledger row and warning."""
+    from lite_compiler import kernel_libraries
+    from lite_compiler.errors import LiteGuardReport
+
+    x, w = torch.randn(13, 11), torch.randn(11, 11)
+    clean = compile_lite(cos_region_fn)(x, w)  # built (or verified) and loaded: in memory now
+    monkeypatch.setattr(kernel_libraries, "_SEEN", {})
+    monkeypatch.setattr(kernel_libraries, "_STORE", [None])  # no authentic record anywhere
+    monkeypatch.setattr(kernel_libraries, "_REPORTED", set())
+    with pytest.warns(LiteGuardReport, match="cannot verify the code already loaded"):
+        assert torch.equal(compile_lite(cos_region_fn)(x, w), clean)
+    (row,) = [r for r in lite_compiler.last_ledger().entries if r.name == "<kernel library unverified>"]
+    assert row.kind == "cache" and "outside a lite compile" in row.reason
 
 
 # ---- open: the lowering table's records rewritten together --------------------------------------
