@@ -40,6 +40,10 @@ def _own_time_wrappers() -> list[float]:
     import lite_compiler.provenance as provenance
     import lite_compiler.region_config as region_config
     import lite_compiler.regions as regions
+    try:
+        import lite_compiler.kernel_libraries as kernel_libraries
+    except ImportError:  # an older tree
+        kernel_libraries = None
 
     spent, depth = [0.0, 0.0], [0]  # wall, this thread's CPU
 
@@ -64,7 +68,10 @@ def _own_time_wrappers() -> list[float]:
                                      "check_lowering_input", "traced_joint", "traced_inference")),
                           (backend, ("outer_fingerprint", "check_outer_graph", "check_partition",
                                      "joint_before_partition", "check_torch_code",
-                                     "check_forward_is_graph_code", "check_call_path")),
+                                     "check_forward_is_graph_code", "check_call_path",
+                                     "report_compile_callbacks")),
+                          # the kernel libraries a region loads (lite_compiler/kernel_libraries.py)
+                          (kernel_libraries, ("verified", "record")),
                           # provenance (lite_compiler/provenance.py), where each caller holds it
                           (provenance, ("foreign_identity", "check_code", "check_inductor_classes",
                                         "check_torch_code")),

@@ -36,7 +36,7 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.generated_code import check_forward_is_graph_code
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
-from lite_compiler.provenance import check_call_path, check_torch_code
+from lite_compiler.provenance import check_call_path, check_torch_code, report_compile_callbacks
 from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
@@ -215,6 +215,7 @@ class LiteCompiler:
 
             self.graphs = CudaGraphs(self.ledger, gm, num_dynamo_inputs=len(example_inputs))
         with self.active(f"{self.frame}/dynamo"):
+            report_compile_callbacks()  # Dynamo's, from outside torch: ledger rows (provenance.py)
             torch_called = self._torch_called_custom_passes()
             self._run_always_custom_passes(gm, "pre_grad")
             # No region in Dynamo's graph: AOTAutograd traces exactly as for aot_eager, with no

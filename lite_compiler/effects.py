@@ -31,6 +31,7 @@ import torch
 from torch.fx import Node as _Node
 
 from lite_compiler import guard
+from lite_compiler.kernel_libraries import verifying_build
 
 Fingerprint = tuple[tuple[Any, ...], ...]
 
@@ -281,14 +282,24 @@ def registered_pass(name: str, stage: str, args: tuple[Any, ...],
     unregistered ran before it), and whatever it changes becomes the new expectation, written
     into its ledger row. Yields a callback for the pass's result (a new graph it returns)."""
     state = _state()
-    graphs = [g for g in (graph_of(a) for a in args[:2]) if g is not None] if state else []
-    graphs = [g for g in graphs if state.tracked(g)] if state else []
+    given = [g for g in (graph_of(a) for a in args[:2]) if g is not None] if state else []
+    graphs = [g for g in given if state.tracked(g)] if state else []
     before = {id(g): state.verify(g, stage, f"registered pass '{name}'") for g in graphs}
+    # AOTAutograd's inference graph is held as a fingerprint (traced_inference): a registered
+    # pass on it (tensorify_python_scalars, after the trace) moves that reference, recorded.
+    inference = state.partitioned.get("inference") if state is not None else None
+    traced = [g for g in given if g not in graphs] if inference is not None else []
+    traced = [(g, fp) for g in traced for fp in (fingerprint(g),) if same(fp, inference)]
     results: list[Any] = []
     yield results.append
     if state is None:
         return
     changes = []
+    for g, fp in traced:
+        after = fingerprint(g)
+        if not same(fp, after):
+            state.partitioned["inference"] = after
+            changes.append(describe_change(fp, after))
     for g in graphs:
         after = state.expect(g, f"registered pass '{name}'")
         if not same(before[id(g)], after):
@@ -832,4 +843,6 @@ PROBES: tuple[Probe, ...] = (
     Probe("torch._inductor.graph:GraphLowering.run", _probe_lowering),
     Probe("torch._inductor.scheduler:Scheduler._init", _probe_scheduler),
     Probe("torch._inductor.codegen.wrapper:PythonWrapperCodegen.run_wrapper_ir_passes", _probe_wrapper),
+    # Not a graph boundary: the C++ build step, where a library found in the cache is verified.
+    Probe("torch._inductor.codecache:_worker_compile_cpp", verifying_build),
 )

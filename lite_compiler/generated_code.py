@@ -13,6 +13,7 @@ import types
 from typing import Any
 
 from lite_compiler import guard
+from lite_compiler.kernel_libraries import check_region_kernels
 from lite_compiler.provenance import compiled_in_torch
 
 
@@ -174,3 +175,5 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
             f"the region's call ({getattr(code, 'co_qualname', call)!r}) is not compiled from its"
             f" module in Inductor's code cache ({path}; {differs} differs); remove the patch for"
             " lite compiles"), graph=region_graph)
+    # ...and the C++ kernels it calls were built for it, not found in the cache (kernel_libraries).
+    check_region_kernels(getattr(function, "__globals__", {}), region_graph)

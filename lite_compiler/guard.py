@@ -57,7 +57,15 @@ def push(new: Session) -> bool:
     """Put ``new`` on this thread's stack; True if it is the thread's first (outermost) one."""
     stack = _stack()
     stack.append(new)
-    return len(stack) == 1
+    if len(stack) == 1:
+        _LOCAL.started = time.time()  # files written since belong to this compile (kernel_libraries)
+        return True
+    return False
+
+
+def started() -> float:
+    """When this thread's outermost session opened (0.0 if none has)."""
+    return getattr(_LOCAL, "started", 0.0) if _stack() else 0.0
 
 
 def pop() -> bool:

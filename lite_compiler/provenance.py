@@ -86,7 +86,7 @@ def foreign_identity(obj: Any) -> str | None:
     the identity of the first layer defined outside torch, the name the registry must hold."""
     # Keyed by the object and the code objects it runs now: a function whose __code__ was
     # swapped in place is looked at again.
-    codes = tuple(getattr(layer, "__code__", None) for layer in _layers(obj))
+    codes = tuple(getattr(_call_of(layer) or layer, "__code__", None) for layer in _layers(obj))
     cached = _CACHE.get(id(obj))
     if cached is not None and cached[0] is obj and cached[1] == codes:
         return cached[2]
@@ -131,11 +131,46 @@ def _foreign(obj: Any) -> str | None:
                 # A callable object: the code that runs is its class's __call__; a trusted
                 # wrapper's (an lru_cache) is the code it wraps, the next layers.
                 found = None if _trusted_class(type(layer)) else _foreign_class(type(layer))
+                if found is not None:
+                    found = _swapped_call(type(layer)) or found
             else:
                 found = None if known is None or (_file_in_torch(known[0]) and _runs_in_its_module(layer)) \
                     or known[0].startswith(_OWN_DIR) else known[1]  # the guard's own wrappers
         if found is not None:
             return found
+    return None
+
+
+def _call_of(obj: Any) -> Any:
+    """The ``__call__`` function a callable object (not a function or class) runs, or None."""
+    if isinstance(obj, (type, types.FunctionType, types.MethodType, functools.partial)):
+        return None
+    return _call_of_class(type(obj))
+
+
+def _call_of_class(cls: type) -> Any:
+    for klass in cls.__mro__:
+        found = vars(klass).get("__call__")
+        if found is not None:
+            return found.__func__ if isinstance(found, (staticmethod, classmethod)) else found
+    return None
+
+
+def _swapped_call(cls: type) -> str | None:
+    """An object of a class from outside torch is named by its class (as the lint names it):
+    but the code that runs is its ``__call__``, and code put there that was not defined as a
+    method of one of the classes the object is (``Pass.__call__ = other``, set after the pass
+    was configured) runs as itself. Decorators' wrappers (torch's, the guard's) are looked
+    through to the code they wrap."""
+    found = _call_of_class(cls)
+    for layer in _layers(found) if found is not None else ():
+        known = _code_identity(layer)
+        if known is None or _file_in_torch(known[0]) or known[0].startswith(_OWN_DIR):
+            continue
+        code = layer.__code__
+        module = layer.__globals__.get("__name__") if isinstance(layer.__globals__, dict) else None
+        own = {f"{k.__qualname__}.__call__" for k in cls.__mro__ if k.__module__ == module}
+        return None if getattr(code, "co_qualname", code.co_name) in own else known[1]
     return None
 
 
@@ -213,6 +248,43 @@ def judged_in_region(decide: Any) -> None:
         decide()
     finally:
         guard.pop()
+
+
+def report_compile_callbacks() -> None:
+    """Dynamo's compile callbacks (``torch._dynamo.callback.on_compile_start`` / ``_end``) that
+    hold code from outside torch. A start callback has run before the backend (what it patched
+    into torch's places is judged there: a ledger row says it ran); an end callback runs after
+    the lite compiler returned, after every check, and can reach the compiled graph: lite mode
+    can neither refuse what has not run nor check after it, so it is reported (ledger row and a
+    LiteGuardReport warning), never skipped."""
+    callback = sys.modules.get("torch._dynamo.callback")
+    handler = getattr(callback, "callback_handler", None)
+    if handler is None:
+        return
+    import warnings
+
+    from lite_compiler import guard
+    from lite_compiler.errors import LiteGuardReport
+    from lite_compiler.ledger import LedgerEntry
+
+    sess = guard.current_session()
+    for when, held in (("on_compile_start", handler.start_callbacks),
+                       ("on_compile_end", handler.end_callbacks)):
+        for fn in list(held):
+            foreign = foreign_identity(fn)
+            if foreign is None or sess is None:
+                continue
+            if when == "on_compile_start":
+                reason = ("a Dynamo on_compile_start callback from outside torch ran before the"
+                          " backend (what it put into torch's places is judged by the guard)")
+            else:
+                reason = ("a Dynamo on_compile_end callback from outside torch runs after the"
+                          " lite compiler returns, after every check: what it changes is not"
+                          " seen; reported, not refused")
+                warnings.warn(f"lite_compiler ({sess.graph}): {foreign}: {reason}", LiteGuardReport,
+                              stacklevel=3)
+            sess.ledger.add(LedgerEntry(name=foreign, stage="aot", graph=sess.graph, allowed=True,
+                                        lite="unregistered", kind="callback", reason=reason))
 
 
 def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:
