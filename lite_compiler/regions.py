@@ -170,7 +170,9 @@ def compile_regions(
     compile from failing the whole compile (it runs as ATen), and ``wrap(key, aten_module,
     compiled, region_graph)`` gives the callable the graph calls; ``aten_module`` runs the
     region's nodes as the ATen ops they were, copied before anything changed them."""
-    report_nested_regions(gm, graph_name)
+    for path, body in nested_region_bodies(gm, graph_name):  # regions inside op bodies first
+        compile_regions(body, f"{graph_name}/{path}", is_inference=is_inference,
+                        is_backward=is_backward, lite_config=lite_config)
     scooped = scoop(gm)
     if not scooped:
         return []  # no region: Inductor's compiler is never imported (lazy Inductor)
@@ -279,43 +281,53 @@ def _decompose_bodies(submod: torch.fx.GraphModule) -> None:
 
 
 _WARNED_NESTED: set[tuple[str, str]] = set()
+# Higher-order ops whose bodies run as plain calls of their graph on tensors (their eager
+# implementations call ``body(*operands)``), so a compiled region inside works as at top level.
+# Other bodies (flex_attention's score_mod runs under vmap; scan's combine_fn, ...) are not
+# known to: a region there is reported instead.
+_PLAIN_CALL_BODIES = ("cond", "while_loop", "invoke_subgraph", "map_impl")
 
 
-def report_nested_regions(gm: torch.fx.GraphModule, graph_name: str) -> list[str]:
-    """Regions annotated inside a higher-order op's body (``torch.cond`` branches,
-    ``torch.compiler.nested_compile_region`` / ``invoke_subgraph``, ``while_loop``): only the
-    graph's own nodes are scooped, so such a region is not compiled: its ops run as ATen ops
-    (those the trace decomposed for the region, decomposed). Never silent: a ledger row per body
-    and region (refused, kind "region"), and once per body and region per process a
-    ``LiteRegionNotCompiled`` warning. Returns the bodies' attribute paths."""
+def nested_region_bodies(gm: torch.fx.GraphModule,
+                         graph_name: str) -> list[tuple[str, torch.fx.GraphModule]]:
+    """The bodies of ``gm``'s higher-order ops that hold a region of their own (the op itself
+    outside any region: a region around the op compiles the body with it), to be compiled like
+    the graph's own regions. A region in a body that cannot hold compiled code is reported: a
+    ledger row (refused, kind "region") and once per body and region per process a
+    ``LiteRegionNotCompiled`` warning; its ops run as ATen ops (decomposed where the trace
+    decomposed them for the region)."""
     # The op nodes each body is handed to, by the body's attribute name in its parent graph.
     users: dict[str, list[torch.fx.Node]] = {}
     for module in gm.modules():
         if isinstance(module, torch.fx.GraphModule):
             for node in module.graph.find_nodes(op="get_attr"):
                 users.setdefault(node.target, []).extend(node.users)
-    found: dict[str, set[str]] = {}
-    for path, module in gm.named_modules():
-        if not path or not isinstance(module, torch.fx.GraphModule):
+    compilable: list[tuple[str, torch.fx.GraphModule]] = []
+    refused: dict[str, tuple[str, set[str]]] = {}
+    for path, module in gm.named_children():
+        if not isinstance(module, torch.fx.GraphModule):
             continue
-        hops = users.get(path.rsplit(".", 1)[-1], [])
+        hops = users.get(path, [])
         if any(annotation_of(hop.meta) is not None for hop in hops):
             continue  # the op itself is in a region: Inductor compiles its body with it
-        keys = {describe(annotation_of(node.meta)) for node in module.graph.nodes
+        keys = {describe(annotation_of(node.meta)) for sub in module.modules()
+                if isinstance(sub, torch.fx.GraphModule) for node in sub.graph.nodes
                 if annotation_of(node.meta) is not None}
-        if keys:
-            found[path] = keys
-    if not found:
-        return []
+        if not keys:
+            continue
+        ops = sorted({str(hop.target) for hop in hops})
+        if ops and all(op in _PLAIN_CALL_BODIES for op in ops):
+            compilable.append((path, module))
+        else:
+            refused[path] = (", ".join(ops) or "a higher-order op", keys)
     session = guard.current_session()
     new: list[str] = []
-    for path, keys in found.items():
-        op = ", ".join(sorted({str(hop.target) for hop in users.get(path.rsplit(".", 1)[-1], [])
-                               })) or "a higher-order op"
+    for path, (op, keys) in refused.items():
         for key in sorted(keys):
-            reason = (f"region {key} is annotated inside the body '{path}' of {op}; regions are"
-                      " compiled in the graph's own nodes only, so its ops run as ATen ops"
-                      " (the ones the trace decomposed for the region, decomposed)")
+            reason = (f"region {key} is annotated inside the body '{path}' of {op}; lite mode"
+                      f" compiles regions inside the bodies of {', '.join(_PLAIN_CALL_BODIES)}"
+                      " only, so its ops run as ATen ops (the ones the trace decomposed for the"
+                      " region, decomposed)")
             if session is not None:
                 session.ledger.add(LedgerEntry(
                     name=f"region {key} in {path}", stage="regions", graph=graph_name,
@@ -326,9 +338,9 @@ def report_nested_regions(gm: torch.fx.GraphModule, graph_name: str) -> list[str
     if new:
         more = f" (and {len(new) - 1} more, listed in lite_compiler.last_ledger())" if len(new) > 1 else ""
         warnings.warn(f"lite_compiler: {new[0]}{more}: nothing of it was compiled; put the"
-                      " region around the higher-order op (the whole torch.cond or nested"
-                      " region call) instead", LiteRegionNotCompiled, stacklevel=2)
-    return list(found)
+                      " region around the higher-order op instead", LiteRegionNotCompiled,
+                      stacklevel=2)
+    return compilable
 
 
 def _check_group_decompositions(submod: torch.fx.GraphModule) -> None:

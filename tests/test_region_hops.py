@@ -1,9 +1,10 @@
 """Regions and higher-order ops (``torch.cond``, ``torch.compiler.nested_compile_region``).
 
 A region put AROUND the op compiles it with its bodies (Inductor lowers the bodies, decomposed
-as the region's own ops are). A region opened INSIDE a body is not compiled (only a graph's own
-nodes are scooped): reported as a ledger row and a ``LiteRegionNotCompiled`` warning, never
-silent."""
+as the region's own ops are). A region opened INSIDE the body of an op that calls its body as a
+plain graph (cond, while_loop, map, nested_compile_region) is compiled in that body; inside any
+other op's body (scan, ...) it is reported as a ledger row and a ``LiteRegionNotCompiled``
+warning, never silently left uncompiled."""
 
 from __future__ import annotations
 
@@ -111,24 +112,55 @@ def test_a_region_around_nested_compile_region_calls_compiles_them_and_warns_not
     torch.testing.assert_close(out, expected)
 
 
-def test_a_region_inside_a_cond_branch_is_reported_not_skipped():
-    _, _, ledgers, warned = _run(cond_inside)
-    rows = [(e.name, e.graph, e.reason) for ledger in ledgers for e in ledger
-            if e.kind == "region" and not e.allowed]
-    reason = ("region 'inner' is annotated inside the body 'true_graph_0' of cond; regions are"
-              " compiled in the graph's own nodes only, so its ops run as ATen ops (the ones the"
-              " trace decomposed for the region, decomposed)")
-    assert [(name, reason_) for name, _, reason_ in rows] == [("region 'inner' in true_graph_0", reason)]
-    assert rows[0][1].endswith("/fw")
+def test_a_region_inside_a_cond_branch_compiles_in_the_branch():
+    # Not scooped before (only a graph's own nodes were): nothing compiled, nothing said.
+    out, grads, ledgers, warned = _run(cond_inside)
+    names = [name for ledger in ledgers for name in ledger.region_code]
+    assert names == [f"{ledgers[0].graph_name}/fw/true_graph_0/region[inner]/0"] and not warned
+    expected, expected_grads = _eager(cond_inside)
+    torch.testing.assert_close(out, expected)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want)
+
+
+def test_a_region_inside_a_nested_compile_region_body_compiles_once_for_both_calls():
+    out, _, ledgers, warned = _run(nested_inside)
+    names = sorted(name.split("/", 1)[1] for ledger in ledgers for name in ledger.region_code)
+    assert names == ["bw/partitioned_bw_subgraph_0_0/region[inner]/0",
+                     "fw/partitioned_fw_subgraph_0_0/region[inner]/0"] and not warned
+    expected, _ = _eager(nested_inside)
+    torch.testing.assert_close(out, expected)
+
+
+def _scan_body(carry, x):
+    with lite_compiler.region(id="inner"):
+        new = torch.nn.functional.gelu(carry + x)
+    return new, new.clone()
+
+
+def scan_inside(x, w):
+    from torch._higher_order_ops.scan import scan
+
+    return scan(_scan_body, torch.zeros_like(x), (x @ w).unsqueeze(0).expand(3, -1, -1))[1].sin()
+
+
+def test_a_region_inside_a_scan_body_is_reported_not_skipped():
+    torch._dynamo.reset()
+    clear_ledgers()
+    regions._WARNED_NESTED.clear()
+    x, w = _inputs()
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(scan_inside, backend="lite")(x, w)
+    warned = [str(c.message) for c in caught if issubclass(c.category, lite_compiler.LiteRegionNotCompiled)]
+    ledgers = all_ledgers("lite")
+    rows = [(e.name, e.reason) for ledger in ledgers for e in ledger if e.kind == "region" and not e.allowed]
+    reason = ("region 'inner' is annotated inside the body 'scan_combine_graph_0' of scan; lite mode"
+              " compiles regions inside the bodies of cond, while_loop, invoke_subgraph, map_impl"
+              " only, so its ops run as ATen ops (the ones the trace decomposed for the region,"
+              " decomposed)")
+    assert rows == [("region 'inner' in scan_combine_graph_0", reason)]
     assert warned == [f"lite_compiler: {reason}: nothing of it was compiled; put the region around"
-                      " the higher-order op (the whole torch.cond or nested region call) instead"]
+                      " the higher-order op instead"]
     assert sum(len(ledger.region_code) for ledger in ledgers) == 0
-
-
-def test_a_region_inside_a_nested_compile_region_body_is_reported_for_forward_and_backward():
-    _, _, ledgers, warned = _run(nested_inside)
-    rows = sorted((e.name, e.graph.rsplit("/", 1)[-1]) for ledger in ledgers for e in ledger
-                  if e.kind == "region" and not e.allowed)
-    assert rows == [("region 'inner' in partitioned_bw_subgraph_0_0", "bw"),
-                    ("region 'inner' in partitioned_fw_subgraph_0_0", "fw")]
-    assert len(warned) == 2 and all("of invoke_subgraph;" in w for w in warned)
+    torch.testing.assert_close(out, scan_inside(x, w))
