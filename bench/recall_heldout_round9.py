@@ -56,7 +56,7 @@ def score(name: str, spec: dict, root: Path, src: Path | None) -> dict:
     if run.returncode not in (0, 1):
         raise SystemExit(f"lite_guard check {target} failed ({run.returncode}): {run.stderr[-400:]}")
     findings = [f for f in json.loads(run.stdout)["findings"] if f["code"] in ("LG001", "LG005")]
-    base = target if spec["source"]["kind"] == "data" else root / name
+    base = target if spec["source"]["kind"] == "data" else root / spec.get("base", name)
     passes, found, verdicts = spec["passes"], set(), []
     for f in sorted(findings, key=lambda f: (f["path"], f["line"])):
         rel = os.path.relpath(f["path"], base)
@@ -77,13 +77,14 @@ def score(name: str, spec: dict, root: Path, src: Path | None) -> dict:
                       for v in verdicts if not v["true"]]}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trees", type=Path, default=Path("/tmp/heldout_round9"))
+def main(labels_path: Path = LABELS, trees: Path = Path("/tmp/heldout_round9"),
+         doc: str = __doc__) -> int:
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--trees", type=Path, default=trees)
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--src", type=Path, help="a checkout whose lint_rules to measure")
     args = parser.parse_args()
-    labels = json.loads(LABELS.read_text())["trees"]
+    labels = json.loads(labels_path.read_text())["trees"]
     total = {"passes": 0, "found": 0, "findings": 0, "true": 0}
     print("| tree | real passes | found | findings | precision | missed | false |")
     print("|---|---:|---:|---:|---:|---|---|")
