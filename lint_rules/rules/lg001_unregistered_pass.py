@@ -344,7 +344,7 @@ class _Check:
         Says why it is a pass, or ""."""
         index = self.index
         package = real_module(module).split(".", 1)[0]
-        if index.in_tree(package) or (module, name) in self.compilers:
+        if (module, name) in self.compilers:
             return ""
         for decorator in (index.modules[module].get("graph_fns") or {})[name][3]:
             ref = index.expr_ref(module, "", decorator[1] if decorator[0] == "call" else decorator, "")
@@ -352,12 +352,26 @@ class _Check:
                     and index.in_tree(ref[1]):
                 return ""  # @register_memory_policy("full"): what installs it is in view
         target = f"{real_module(module)}:{name}"
-        for summary in index.modules.values():
+        # A package's __init__ importing it exports it (ColossalAI's fx.passes): the package's
+        # API, run on graphs its users hand it, whoever else in the tree calls it.
+        exporter = next((m for m, summary in index.modules.items() if type(summary) is dict
+                         and summary.get("package") and m != module
+                         and target in summary["imports"].values()), None)
+        for summary in () if exporter else index.modules.values():
             if type(summary) is not dict:
                 if name in summary["called"]:  # a stub: asks its file for the word
                     return ""
             elif name in (summary.get("called") or ()) or target in summary["imports"].values():
                 return ""
+        if exporter:
+            why = (f"and its package {real_module(exporter)} exports it: an entry of that API,"
+                   " run on the graphs its users hand it")
+        elif index.in_tree(package):
+            why = ("and nothing in the linted paths calls it or hands it on: an entry of its"
+                   f" package {package}'s API, or installed from outside the linted paths")
+        else:
+            why = ("and nothing in the linted paths calls it or hands it on: what installs it is"
+                   f" outside them (its package {package} is not linted whole)")
         seen: set[tuple[str, str]] = set()
         todo = [(module, name, 0)]
         while todo:
@@ -373,9 +387,7 @@ class _Check:
             if rewrite:
                 how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
                 how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                return (f"rewrites it ({how}) and nothing in the linted paths calls it or hands it"
-                        f" on: what installs it is outside them (its package {package} is not"
-                        " linted whole)")
+                return f"rewrites it ({how}) {why}"
             for callee in callees:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
