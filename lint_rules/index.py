@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 17  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 18  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -1135,13 +1135,28 @@ class _Extractor(ast.NodeVisitor):
                     kind = "class" if isinstance(statement, ast.ClassDef) else "func"
                     self.summary["assigns"].setdefault(qualname, {})[statement.name] = \
                         [kind, f"{qualname}.<locals>.{statement.name}"]
+                    if kind == "func" and klass is None and not self.scopes and self.outside_torch:
+                        # a builder's returned transform (nncf's *_transformation_builder):
+                        # a graph function the factory hands to whoever calls it
+                        self._graph_function(statement, f"{qualname}.<locals>.{statement.name}")
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
-    def _graph_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def _graph_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                        returned: str = "") -> None:
         """A module-level function whose first parameter is an FX graph (annotated so, or used
-        so): a pass when the tree hands it on as a value (LG001 decides, with ``handed``)."""
+        so): a pass when the tree hands it on as a value (LG001 decides, with ``handed``).
+        ``returned``: the qualname of a nested function its module-level factory returns."""
         params = [*node.args.posonlyargs, *node.args.args]
+        if returned:
+            evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
+                if params and params[0].annotation is not None else ""
+            if evidence.startswith("annotated"):
+                line, col = self._name_position(node, "def")
+                rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
+                self.summary.setdefault("graph_fns", {})[returned] = [
+                    line, col, evidence, [], [rewrite, [self.expr(c) for c in callees]]]
+            return
         if _returns_own_argument(node):  # @register-style: hands back what it was given
             self.summary.setdefault("registrars", []).append(node.name)
         # Annotated as a graph type, only: a use alone (``gm.graph``) is not enough for a free

@@ -312,7 +312,7 @@ class _Check:
         # name; one that holds it is parsed and the index built again (prefilter demand).
         open_names: dict[str, set[bytes]] = {}
         for (module, name), by_decorator in decorated.items():
-            if not by_decorator and (module, name) not in handed:
+            if not by_decorator and (module, name) not in handed and ".<locals>." not in name:
                 open_names.setdefault(real_module(module).split(".", 1)[0], set()).add(
                     name.encode("utf-8", "surrogateescape"))
         for module, summary in stubs if open_names else ():
@@ -363,7 +363,11 @@ class _Check:
                     return ""
             elif name in (summary.get("called") or ()) or target in summary["imports"].values():
                 return ""
-        if exporter:
+        if ".<locals>." in name:
+            factory = name.split(".<locals>.", 1)[0]
+            why = (f"and its factory {index.identity(module, factory)} returns it: a transform"
+                   " built for whoever calls the factory")
+        elif exporter:
             why = (f"and its package {real_module(exporter)} exports it: an entry of that API,"
                    " run on the graphs its users hand it")
         elif index.in_tree(package):
