@@ -257,6 +257,7 @@ class _Check:
         self._compiled_rewrites()
         self._registered_rewriting_classes()
         self._run_by_runners()
+        self._interface_implementations()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -554,6 +555,39 @@ class _Check:
                 self._found(module, klass["line"], klass["col"], name,
                             f"class {where}, whose {found[0]} rewrites an FX graph (calls"
                             f" {found[1]}())", "class", guess_stage(real_module(module), qualname))
+
+    def _interface_implementations(self) -> None:
+        """``class MergeBatchNorm(UntilFixedPointGraphTransform)`` implementing the abstract
+        ``is_converged(self, graph_model: GraphModule)`` its in-tree base declares, by rewriting
+        that graph (brevitas's graph transforms): the base is the tree's own transform
+        interface, whatever it is called, and what implements it with a rewrite of an FX graph
+        is a pass (its own method or one inherited from a concrete ancestor, the nearest
+        definition deciding)."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if is_torch_module(real_module(module)):
+                continue
+            for qualname, klass in summary["classes"].items():
+                if not klass["bases"]:
+                    continue
+                name = index.identity(module, qualname)
+                if name in self.classes:
+                    continue
+                declared = []
+                for ref in index.ancestors(module, qualname)[0]:
+                    info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+                    if info is not None and index.in_tree(ref[1]):
+                        declared += [(m, ref[2]) for m in info["abstract"] if m not in declared]
+                for method, base in declared:
+                    found = self._rewriting_method(module, qualname, method)
+                    if found is None or not index.is_concrete(module, qualname):
+                        continue
+                    self.classes.add(name)
+                    self._found(module, klass["line"], klass["col"], name,
+                                f"class implementing {base}.{method}, an abstract method of a base"
+                                f" of the tree, with a rewrite of an FX graph (calls {found[1]}())",
+                                "class", guess_stage(real_module(module), qualname))
+                    break
 
     def _run_by_runners(self) -> None:
         """``for t in self.transforms: t.run(gm)`` in a function or method that takes an FX
