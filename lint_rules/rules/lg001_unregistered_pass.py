@@ -362,7 +362,8 @@ class _Check:
             if type(summary) is not dict:
                 if name in summary["called"]:  # a stub: asks its file for the word
                     return ""
-            elif name in (summary.get("called") or ()) or target in summary["imports"].values():
+            elif target in summary["imports"].values() or (
+                    name in (summary.get("called") or ()) and self._calls_it(summary, module, name)):
                 return ""
         if ".<locals>." in name:
             factory = name.split(".<locals>.", 1)[0]
@@ -398,6 +399,14 @@ class _Check:
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
                     todo.append((ref[1], ref[2], depth + 1))
         return ""
+
+    def _calls_it(self, summary: dict, module: str, name: str) -> bool:
+        """Whether a parsed module calling ``name`` may call the function of that name in
+        ``module``: not when the name resolves there to another module's function (ColossalAI's
+        two ``solution_annotation_pass``), a word alone answering yes."""
+        ref = self.index.resolve_name(summary["module"], "", name, "")
+        return not (ref[0] == "func" and isinstance(ref[1], str) and ref[1] != module
+                    and self.index.in_tree(ref[1]))
 
     # ---- values handed to a pass or compiler argument ---------------------------------------
     def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
