@@ -41,6 +41,7 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
 from __future__ import annotations
 
 import ast
+import builtins
 import collections
 import functools
 import importlib.util
@@ -234,7 +235,7 @@ class Vocabulary:
                              or not any(_keyword_at(text, m.start())
                                         for m in keyword_args.finditer(text))):
                 continue
-            if _holds_word(text, name):
+            if _names_callable(text, name, self._argument_packages[name]):
                 return True
         # register_lowering(op)(f), make_fallback(op): a change of torch's tables, read here
         if any(name in text and _holds_word(text, name) for name in self.lowering_names):
@@ -243,6 +244,16 @@ class Vocabulary:
         keys = self._argument_key_stores
         return keys is not None and any(k in text for k in self.argument_keywords) \
             and keys.search(text) is not None
+
+    @functools.cached_property
+    def _argument_packages(self) -> dict[str, frozenset[str]]:
+        """Last name of each such callable -> the top-level packages that define one (``compile``
+        -> ``torch``): ``re.compile`` names another package's function, not the callable."""
+        found: dict[str, set[str]] = {}
+        for name in self.arguments:
+            module, _, qualname = name.partition(":")
+            found.setdefault(qualname.rsplit(".", 1)[-1], set()).add(module.split(".", 1)[0])
+        return {last: frozenset(tops) for last, tops in found.items()}
 
     @functools.cached_property
     def argument_keywords(self) -> frozenset[str]:
@@ -603,6 +614,65 @@ def _keyword_at(text: str, start: int) -> bool:
     while at >= 0 and text[at] in " \t\f":
         at -= 1
     return at < 0 or not (_is_word_char(text[at]) or text[at] == ".")
+
+
+_MODULE_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+?)[ \t]*(?:#|;|$)", re.M)
+
+
+def _imported_modules(text: str) -> dict[str, str]:
+    """Names the file binds to a module by ``import a.b`` / ``import a as b`` (the statement
+    form; ``from`` imports bind what they name, kept by the callers)."""
+    bound: dict[str, str] = {}
+    for m in _MODULE_IMPORT.finditer(text):
+        for part in m.group(1).split(","):
+            words = part.split()
+            if len(words) == 3 and words[1] == "as":
+                bound[words[2]] = words[0]
+            elif len(words) == 1:
+                bound[words[0].split(".", 1)[0]] = words[0].split(".", 1)[0]
+    return bound
+
+
+def _binds(text: str, word: str) -> bool:
+    """Does the file bind ``word`` as a name (``from torch import compile``, ``... as
+    compile``, ``def compile``, ``compile = ...``)? A test on the text, erring towards yes."""
+    if re.search(rf"\b(?:def|class)\s+{re.escape(word)}\b|\bfor\b[^\n]*\b{re.escape(word)}\b[^\n]*\bin\b",
+                 text):
+        return True
+    return re.search(rf"(?:\bimport\b[^\n]*|\bas\s+|^[ \t]*|,\s*)\b{re.escape(word)}\b"
+                     rf"(?!\s*\()(?:\s*(?:=(?!=)|,|\)|\n|$|:))", text, re.M) is not None
+
+
+def _names_callable(text: str, word: str, packages: frozenset[str]) -> bool:
+    """Does the text name the callable ``word`` of one of ``packages`` (``torch.compile``)?
+    An occurrence as a word counts unless it is an attribute of a name the file imports as a
+    module of another package (``re.compile``, ``import regex as re``): resolved through the
+    file's imports, not by the spelling of the receiver."""
+    at, modules = text.find(word), None
+    while at != -1:
+        end = at + len(word)
+        if _word_at(text, at, end):
+            before = at - 1
+            if before < 0 or text[before] != ".":
+                # a bare name: a builtin of that name (``compile(source, path, "exec")``) unless
+                # the file binds the word itself (an import, a def, an assignment)
+                if not hasattr(builtins, word) or _binds(text, word):
+                    return True
+                at = text.find(word, at + 1)
+                continue
+            start = before
+            while start > 0 and _is_word_char(text[start - 1]):
+                start -= 1
+            head = text[start:before]
+            if start > 0 and text[start - 1] == ".":
+                return True  # a.b.compile: a chain the index resolves, kept
+            if modules is None:
+                modules = _imported_modules(text)
+            target = modules.get(head)
+            if target is None or target.split(".", 1)[0] in packages:
+                return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _holds_word(text: str, word: str) -> bool:
