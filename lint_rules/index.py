@@ -1250,6 +1250,32 @@ class _Extractor(ast.NodeVisitor):
             if effects is not None:
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
 
+    def _bound_lambda(self, target: ast.Name, value: ast.expr) -> None:
+        """``_drop = functools.partial(lambda graph, op: graph.erase_node(...), op=...)`` or
+        ``_drop = lambda graph: ...`` at module level: a function by its binding, which
+        rewrites the FX graph it takes first (calls a registry ``graph_mutation`` member on
+        it), a graph function as a def would be (LG001: handed on, or nothing runs it)."""
+        if isinstance(value, ast.Call) and _last(value.func) == "partial" and value.args:
+            value = value.args[0]
+        if not isinstance(value, ast.Lambda):
+            return
+        params = [*value.args.posonlyargs, *value.args.args]
+        if not params:
+            return
+        first = params[0].arg
+        for inner in ast.walk(value.body):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                    and inner.func.attr in self.vocab.graph_mutators:
+                receiver = inner.func.value
+                if isinstance(receiver, ast.Attribute) and receiver.attr in self.vocab.graph_members:
+                    receiver = receiver.value
+                if isinstance(receiver, ast.Name) and receiver.id == first:
+                    member = f"{_dotted(inner.func) or inner.func.attr}()"
+                    self.summary.setdefault("graph_fns", {})[target.id] = [
+                        target.lineno, target.col_offset + 1,
+                        f"a lambda that calls {member} on it", [], [member, []]]
+                    return
+
     def _graph_effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
                        params: list[ast.arg], method: bool = False) -> list | None:
         """What a module-level function taking an FX graph first does with it: whether it
@@ -1446,6 +1472,9 @@ class _Extractor(ast.NodeVisitor):
 
     # ---- assignments ----------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        if not self.scopes and self.outside_torch and self.vocab.graph_mutators \
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self._bound_lambda(node.targets[0], node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
         self._visit_value(node.targets[0] if len(node.targets) == 1 else None, node.value)
