@@ -1219,8 +1219,12 @@ class _Extractor(ast.NodeVisitor):
         ``returned``: the qualname of a nested function its module-level factory returns."""
         params = [*node.args.posonlyargs, *node.args.args]
         if returned:
+            # called with the one graph it transforms, as a pass class's __call__ is; a closure
+            # taking more, (gm, example_inputs), is shaped like a compiler the factory builds
+            required = len(params) - len(node.args.defaults) + sum(
+                d is None for d in node.args.kw_defaults)
             evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
-                if params and params[0].annotation is not None else ""
+                if params and params[0].annotation is not None and required == 1 else ""
             if evidence.startswith("annotated"):
                 line, col = self._name_position(node, "def")
                 rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)

@@ -51,7 +51,11 @@ BUILDERS = (HEAD
               "def printer_builder():\n"  # returns a transform that only reads the graph
               "    def print_transformation(model: GraphModule):\n"
               "        print(len(model.graph.nodes))\n\n"
-              "    return print_transformation\n")
+              "    return print_transformation\n\n\n"
+              "def make_backend():\n"  # returns a compiler, (gm, example_inputs): not a pass
+              "    def backend_fn(gm: GraphModule, example_inputs):\n"
+              "        node_removal(gm, None)\n        return gm\n\n"
+              "    return backend_fn\n")
 # a transform interface of the tree and its implementations (brevitas's graph/base.py)
 TRANSFORMS = ("from abc import ABC, abstractmethod\n\nfrom torch.fx import GraphModule\n\n\n"
               "class GraphTransform(ABC):\n    @abstractmethod\n"
@@ -115,7 +119,8 @@ CASES = {
          _entry("proj/passes/split.py:18:5", "proj.passes.split:custom_split_pass",
                 "through proj.passes.split:balanced_split_pass, which calls gm.recompile()")]),
     # a closure a factory returns, rewriting the graph through a function of the tree; the
-    # function it calls is its step; a returned closure that only reads is not a pass
+    # function it calls is its step; a returned closure that only reads is not a pass, nor one
+    # shaped like a compiler, (gm, example_inputs), that the factory builds (DeepSpeed's)
     "transform_returned_by_its_builder": (
         {**PACKAGE, "proj/passes/builders.py": BUILDERS}, ".",
         [_lg001("proj/passes/builders.py:10:9",
