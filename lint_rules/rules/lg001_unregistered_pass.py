@@ -335,14 +335,15 @@ class _Check:
 
     def _unclaimed_rewrite(self, module: str, name: str) -> str:
         """A graph function that rewrites its graph (itself, or through a function of the tree
-        it hands the graph to, three calls deep) in a part of a package linted without the rest
-        (DeepSpeed's ``compile/passes`` alone), when nothing in the linted paths calls it,
-        imports it or hands it on: what installs it is outside them, so it is reported by its
-        effect (the lint cannot see that it is not a pass). With its top-level package linted,
-        the installer is in view: a function nothing there runs is an API entry or dead code,
-        not reported; so is a compiler (``backend=f``), a step some function calls and a
-        function decorated by one of the tree (its decorator is what installs it, in view).
-        Says why it is a pass, or ""."""
+        it hands the graph to, three calls deep) when nothing in the linted paths calls it,
+        imports it or hands it on: what installs it is outside them (DeepSpeed's
+        ``compile/passes`` linted alone), or it is an entry of its package's API that its users
+        run (ColossalAI's split passes, the package linted whole); the lint cannot see that it
+        is not a pass, so it is reported by its effect. One its package's ``__init__`` re-exports
+        is that API's pass even when the tree also calls it; a closure a factory returns is
+        handed to the factory's caller. Not reported: a compiler (``backend=f``), a step some
+        function calls, a function decorated by one of the tree (its decorator installs it, in
+        view). Says why it is a pass, or ""."""
         index = self.index
         package = real_module(module).split(".", 1)[0]
         if (module, name) in self.compilers:
