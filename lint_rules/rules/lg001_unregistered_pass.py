@@ -22,7 +22,9 @@ registry ``graph_mutation`` member) is a pass where it is: called with its graph
 ``inner_compile=``; the compiler itself only when it rewrites the graph), a class kept by the
 tree's own registering class decorator or applied by a runner (``for t in self.transforms:
 t.run(gm)``), installed over another project's code at run time, or set on the entries of
-torch's own pattern passes (``e.extra_check = f``). A pattern
+torch's own pattern passes (``e.extra_check = f``), or a class implementing an abstract
+method of an in-tree base (the tree's own transform interface). A graph function nothing in the
+linted paths runs, or its package's ``__init__`` exports, is a pass too (an API entry). A pattern
 registered into a pass dict the index cannot follow (a parameter) is reported too. A pass class whose pattern-pass name only its subclasses supply
 (``super().__init__(config, "name")``) is a template: its subclasses are the passes.
 
