@@ -53,7 +53,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 18  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 19  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -1334,7 +1334,13 @@ class _Extractor(ast.NodeVisitor):
             return None
         line, col = self._name_position(node, "def")
         required = len(params) - len(node.args.defaults)
-        return [line, col, evidence, rewrite, calls, required]
+        # the graph parameter's annotation, last name (``onnx_ir.Model``: "Model"), or ""
+        annotation = first.annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            spelled = annotation.value.strip().rsplit(".", 1)[-1]
+        else:
+            spelled = _last(annotation) if annotation is not None else ""
+        return [line, col, evidence, rewrite, calls, required, spelled or ""]
 
     def _entry_edits(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
         """``for entry in pass_patterns[1].patterns.values(): for e in entry: e.extra_check = f``

@@ -83,7 +83,14 @@ TRANSFORMS = ("from abc import ABC, abstractmethod\n\nfrom torch.fx import Graph
               "    def apply(self, graph_model: GraphModule) -> GraphModule:\n"
               "        graph_model.recompile()\n        return graph_model\n\n\n"
               "class FnToModule(CallableToModule):\n"
-              "    def match(self, node) -> bool:\n        return True\n")
+              "    def match(self, node) -> bool:\n        return True\n\n\n"
+              "class ExportQuantizer(ABC):\n"  # an ONNX model used like a graph: not FX's
+              "    @abstractmethod\n    def quantize(self, model, inputs):\n        pass\n\n\n"
+              "class OnnxQuantizer(ExportQuantizer):\n"
+              "    def quantize(self, model: 'onnx_ir.Model', inputs):\n"
+              "        for node in model.graph:\n"
+              "            onnx_ir.convenience.replace_all_uses_with(node, node)\n"
+              "        return model\n")
 
 
 def _entry(where: str, name: str, how: str, package: str = "proj") -> str:
@@ -131,7 +138,8 @@ CASES = {
                 " for whoever calls the factory", "post_grad")]),
     # implementations of the tree's abstract transform methods that rewrite the graph, own or
     # inherited from a concrete ancestor (FnToModule: CallableToModule.apply implements
-    # GraphTransform.apply); not one that only reads, not an abstract class
+    # GraphTransform.apply); not one that only reads, not an abstract class, not one whose
+    # parameter is annotated as another library's model (transformers' ONNX quantizer)
     "implementations_of_an_abstract_transform_method": (
         {**PACKAGE, "proj/passes/base.py": TRANSFORMS}, ".",
         [_interface("proj/passes/base.py:23:7", "proj.passes.base:RemoveDropout",

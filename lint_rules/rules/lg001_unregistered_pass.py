@@ -506,7 +506,7 @@ class _Check:
             entry = effects.get(qualname)
             if entry is None:
                 continue
-            line, col, _, rewrite, calls, _ = entry
+            line, col, _, rewrite, calls = entry[:5]
             compiler = index.identity(module, qualname)
             if rewrite:
                 self._found(module, line, col, compiler,
@@ -526,10 +526,14 @@ class _Check:
                             f" by the compiler '{compiler}' given to {installed}", "function",
                             guess_stage(real_module(ref[1]), ref[2]))
 
-    def _rewriting_method(self, module: str, qualname: str, only: str = "") -> tuple[str, str] | None:
+    def _rewriting_method(self, module: str, qualname: str, only: str = "",
+                          annotated: bool = False) -> tuple[str, str] | None:
         """(method, member it calls) of the first method of this class, or of an in-tree
         ancestor, that takes an FX graph (after ``self``) and rewrites it; None if none does.
-        ``only``: that method alone (the one a runner calls)."""
+        ``only``: that method alone (the one a runner calls). ``annotated``: its graph
+        parameter not annotated as another type (an ONNX model, ``model: onnx_ir.Model``, has a
+        ``model.graph`` used like an FX one; brevitas's ``GraphModule`` re-exported by a module
+        outside the tree is a graph type by its name, and the method's use of it)."""
         index = self.index
         for ref in [("class", module, qualname), *index.ancestors(module, qualname)[0]]:
             info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
@@ -537,7 +541,9 @@ class _Check:
                 continue
             for method, entry in (info.get("graph_effects") or {}).items():
                 if (not only or method == only) and entry[3] and entry[2] \
-                        and method not in info["abstract"]:
+                        and method not in info["abstract"] \
+                        and (not annotated or entry[2].startswith("annotated") or len(entry) < 7
+                             or not entry[6] or entry[6] in index.vocab.graph_names):
                     return method, entry[3]
             if only and only in info["methods"]:
                 return None  # the nearest definition of that method does not rewrite
@@ -591,7 +597,7 @@ class _Check:
                     if info is not None and index.in_tree(ref[1]):
                         declared += [(m, ref[2]) for m in info["abstract"] if m not in declared]
                 for method, base in declared:
-                    found = self._rewriting_method(module, qualname, method)
+                    found = self._rewriting_method(module, qualname, method, annotated=True)
                     if found is None or not index.is_concrete(module, qualname):
                         continue
                     self.classes.add(name)
