@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 SECTION = "Lint: recall on held-out sets"  # the BENCHMARKS.md section it owns
 # Read without importing: the labels, the trees written here, and the lint run as a subprocess.
-MEASURES = ("bench/results/heldout_round9.json", "tests/data/heldout_round9")
+MEASURES = ("bench/results/heldout_round9.json", "tests/data/heldout_round9",
+            "bench/results/heldout_round10.json")
 LABEL_FILE = re.compile(r"heldout_round(\d+)\.json")
 
 
@@ -80,7 +81,7 @@ def score(name: str, spec: dict, root: Path, src: Path | None) -> dict:
     if run.returncode not in (0, 1):
         raise SystemExit(f"lite_guard check {target} failed ({run.returncode}): {run.stderr[-400:]}")
     findings = [f for f in json.loads(run.stdout)["findings"] if f["code"] in ("LG001", "LG005")]
-    base = target if spec["source"]["kind"] == "data" else root / name
+    base = target if spec["source"]["kind"] == "data" else root / spec.get("base", name)
     passes, found, verdicts = spec["passes"], set(), []
     for f in sorted(findings, key=lambda f: (f["path"], f["line"])):
         rel = os.path.relpath(f["path"], base)

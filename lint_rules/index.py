@@ -41,6 +41,7 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
 from __future__ import annotations
 
 import ast
+import builtins
 import collections
 import functools
 import importlib.util
@@ -52,7 +53,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 17  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 19  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -234,7 +235,7 @@ class Vocabulary:
                              or not any(_keyword_at(text, m.start())
                                         for m in keyword_args.finditer(text))):
                 continue
-            if _holds_word(text, name):
+            if _names_callable(text, name, self._argument_packages[name]):
                 return True
         # register_lowering(op)(f), make_fallback(op): a change of torch's tables, read here
         if any(name in text and _holds_word(text, name) for name in self.lowering_names):
@@ -243,6 +244,16 @@ class Vocabulary:
         keys = self._argument_key_stores
         return keys is not None and any(k in text for k in self.argument_keywords) \
             and keys.search(text) is not None
+
+    @functools.cached_property
+    def _argument_packages(self) -> dict[str, frozenset[str]]:
+        """Last name of each such callable -> the top-level packages that define one (``compile``
+        -> ``torch``): ``re.compile`` names another package's function, not the callable."""
+        found: dict[str, set[str]] = {}
+        for name in self.arguments:
+            module, _, qualname = name.partition(":")
+            found.setdefault(qualname.rsplit(".", 1)[-1], set()).add(module.split(".", 1)[0])
+        return {last: frozenset(tops) for last, tops in found.items()}
 
     @functools.cached_property
     def argument_keywords(self) -> frozenset[str]:
@@ -603,6 +614,65 @@ def _keyword_at(text: str, start: int) -> bool:
     while at >= 0 and text[at] in " \t\f":
         at -= 1
     return at < 0 or not (_is_word_char(text[at]) or text[at] == ".")
+
+
+_MODULE_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+?)[ \t]*(?:#|;|$)", re.M)
+
+
+def _imported_modules(text: str) -> dict[str, str]:
+    """Names the file binds to a module by ``import a.b`` / ``import a as b`` (the statement
+    form; ``from`` imports bind what they name, kept by the callers)."""
+    bound: dict[str, str] = {}
+    for m in _MODULE_IMPORT.finditer(text):
+        for part in m.group(1).split(","):
+            words = part.split()
+            if len(words) == 3 and words[1] == "as":
+                bound[words[2]] = words[0]
+            elif len(words) == 1:
+                bound[words[0].split(".", 1)[0]] = words[0].split(".", 1)[0]
+    return bound
+
+
+def _binds(text: str, word: str) -> bool:
+    """Does the file bind ``word`` as a name (``from torch import compile``, ``... as
+    compile``, ``def compile``, ``compile = ...``)? A test on the text, erring towards yes."""
+    if re.search(rf"\b(?:def|class)\s+{re.escape(word)}\b|\bfor\b[^\n]*\b{re.escape(word)}\b[^\n]*\bin\b",
+                 text):
+        return True
+    return re.search(rf"(?:\bimport\b[^\n]*|\bas\s+|^[ \t]*|,\s*)\b{re.escape(word)}\b"
+                     rf"(?!\s*\()(?:\s*(?:=(?!=)|,|\)|\n|$|:))", text, re.M) is not None
+
+
+def _names_callable(text: str, word: str, packages: frozenset[str]) -> bool:
+    """Does the text name the callable ``word`` of one of ``packages`` (``torch.compile``)?
+    An occurrence as a word counts unless it is an attribute of a name the file imports as a
+    module of another package (``re.compile``, ``import regex as re``): resolved through the
+    file's imports, not by the spelling of the receiver."""
+    at, modules = text.find(word), None
+    while at != -1:
+        end = at + len(word)
+        if _word_at(text, at, end):
+            before = at - 1
+            if before < 0 or text[before] != ".":
+                # a bare name: a builtin of that name (``compile(source, path, "exec")``) unless
+                # the file binds the word itself (an import, a def, an assignment)
+                if not hasattr(builtins, word) or _binds(text, word):
+                    return True
+                at = text.find(word, at + 1)
+                continue
+            start = before
+            while start > 0 and _is_word_char(text[start - 1]):
+                start -= 1
+            head = text[start:before]
+            if start > 0 and text[start - 1] == ".":
+                return True  # a.b.compile: a chain the index resolves, kept
+            if modules is None:
+                modules = _imported_modules(text)
+            target = modules.get(head)
+            if target is None or target.split(".", 1)[0] in packages:
+                return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _holds_word(text: str, word: str) -> bool:
@@ -1135,13 +1205,32 @@ class _Extractor(ast.NodeVisitor):
                     kind = "class" if isinstance(statement, ast.ClassDef) else "func"
                     self.summary["assigns"].setdefault(qualname, {})[statement.name] = \
                         [kind, f"{qualname}.<locals>.{statement.name}"]
+                    if kind == "func" and klass is None and not self.scopes and self.outside_torch:
+                        # a builder's returned transform (nncf's *_transformation_builder):
+                        # a graph function the factory hands to whoever calls it
+                        self._graph_function(statement, f"{qualname}.<locals>.{statement.name}")
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
-    def _graph_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def _graph_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                        returned: str = "") -> None:
         """A module-level function whose first parameter is an FX graph (annotated so, or used
-        so): a pass when the tree hands it on as a value (LG001 decides, with ``handed``)."""
+        so): a pass when the tree hands it on as a value (LG001 decides, with ``handed``).
+        ``returned``: the qualname of a nested function its module-level factory returns."""
         params = [*node.args.posonlyargs, *node.args.args]
+        if returned:
+            # called with the one graph it transforms, as a pass class's __call__ is; a closure
+            # taking more, (gm, example_inputs), is shaped like a compiler the factory builds
+            required = len(params) - len(node.args.defaults) + sum(
+                d is None for d in node.args.kw_defaults)
+            evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
+                if params and params[0].annotation is not None and required == 1 else ""
+            if evidence.startswith("annotated"):
+                line, col = self._name_position(node, "def")
+                rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
+                self.summary.setdefault("graph_fns", {})[returned] = [
+                    line, col, evidence, [], [rewrite, [self.expr(c) for c in callees]]]
+            return
         if _returns_own_argument(node):  # @register-style: hands back what it was given
             self.summary.setdefault("registrars", []).append(node.name)
         # Annotated as a graph type, only: a use alone (``gm.graph``) is not enough for a free
@@ -1164,6 +1253,32 @@ class _Extractor(ast.NodeVisitor):
             effects = self._graph_effects(node, params)
             if effects is not None:
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
+
+    def _bound_lambda(self, target: ast.Name, value: ast.expr) -> None:
+        """``_drop = functools.partial(lambda graph, op: graph.erase_node(...), op=...)`` or
+        ``_drop = lambda graph: ...`` at module level: a function by its binding, which
+        rewrites the FX graph it takes first (calls a registry ``graph_mutation`` member on
+        it), a graph function as a def would be (LG001: handed on, or nothing runs it)."""
+        if isinstance(value, ast.Call) and _last(value.func) == "partial" and value.args:
+            value = value.args[0]
+        if not isinstance(value, ast.Lambda):
+            return
+        params = [*value.args.posonlyargs, *value.args.args]
+        if not params:
+            return
+        first = params[0].arg
+        for inner in ast.walk(value.body):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                    and inner.func.attr in self.vocab.graph_mutators:
+                receiver = inner.func.value
+                if isinstance(receiver, ast.Attribute) and receiver.attr in self.vocab.graph_members:
+                    receiver = receiver.value
+                if isinstance(receiver, ast.Name) and receiver.id == first:
+                    member = f"{_dotted(inner.func) or inner.func.attr}()"
+                    self.summary.setdefault("graph_fns", {})[target.id] = [
+                        target.lineno, target.col_offset + 1,
+                        f"a lambda that calls {member} on it", [], [member, []]]
+                    return
 
     def _graph_effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
                        params: list[ast.arg], method: bool = False) -> list | None:
@@ -1219,7 +1334,13 @@ class _Extractor(ast.NodeVisitor):
             return None
         line, col = self._name_position(node, "def")
         required = len(params) - len(node.args.defaults)
-        return [line, col, evidence, rewrite, calls, required]
+        # the graph parameter's annotation, last name (``onnx_ir.Model``: "Model"), or ""
+        annotation = first.annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            spelled = annotation.value.strip().rsplit(".", 1)[-1]
+        else:
+            spelled = _last(annotation) if annotation is not None else ""
+        return [line, col, evidence, rewrite, calls, required, spelled or ""]
 
     def _entry_edits(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
         """``for entry in pass_patterns[1].patterns.values(): for e in entry: e.extra_check = f``
@@ -1361,6 +1482,9 @@ class _Extractor(ast.NodeVisitor):
 
     # ---- assignments ----------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        if not self.scopes and self.outside_torch and self.vocab.graph_mutators \
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self._bound_lambda(node.targets[0], node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
         self._visit_value(node.targets[0] if len(node.targets) == 1 else None, node.value)

@@ -22,7 +22,9 @@ registry ``graph_mutation`` member) is a pass where it is: called with its graph
 ``inner_compile=``; the compiler itself only when it rewrites the graph), a class kept by the
 tree's own registering class decorator or applied by a runner (``for t in self.transforms:
 t.run(gm)``), installed over another project's code at run time, or set on the entries of
-torch's own pattern passes (``e.extra_check = f``). A pattern
+torch's own pattern passes (``e.extra_check = f``), or a class implementing an abstract
+method of an in-tree base (the tree's own transform interface). A graph function nothing in the
+linted paths runs, or its package's ``__init__`` exports, is a pass too (an API entry). A pattern
 registered into a pass dict the index cannot follow (a parameter) is reported too. A pass class whose pattern-pass name only its subclasses supply
 (``super().__init__(config, "name")``) is a template: its subclasses are the passes.
 
@@ -257,6 +259,7 @@ class _Check:
         self._compiled_rewrites()
         self._registered_rewriting_classes()
         self._run_by_runners()
+        self._interface_implementations()
         # A base read from disk outside the linted paths may build the pass whose name a linted
         # subclass passes to super().__init__: reported at the subclass, never at the base.
         for module, summary in list(self.index.siblings.items()):
@@ -312,7 +315,7 @@ class _Check:
         # name; one that holds it is parsed and the index built again (prefilter demand).
         open_names: dict[str, set[bytes]] = {}
         for (module, name), by_decorator in decorated.items():
-            if not by_decorator and (module, name) not in handed:
+            if not by_decorator and (module, name) not in handed and ".<locals>." not in name:
                 open_names.setdefault(real_module(module).split(".", 1)[0], set()).add(
                     name.encode("utf-8", "surrogateescape"))
         for module, summary in stubs if open_names else ():
@@ -334,17 +337,18 @@ class _Check:
 
     def _unclaimed_rewrite(self, module: str, name: str) -> str:
         """A graph function that rewrites its graph (itself, or through a function of the tree
-        it hands the graph to, three calls deep) in a part of a package linted without the rest
-        (DeepSpeed's ``compile/passes`` alone), when nothing in the linted paths calls it,
-        imports it or hands it on: what installs it is outside them, so it is reported by its
-        effect (the lint cannot see that it is not a pass). With its top-level package linted,
-        the installer is in view: a function nothing there runs is an API entry or dead code,
-        not reported; so is a compiler (``backend=f``), a step some function calls and a
-        function decorated by one of the tree (its decorator is what installs it, in view).
-        Says why it is a pass, or ""."""
+        it hands the graph to, three calls deep) when nothing in the linted paths calls it,
+        imports it or hands it on: what installs it is outside them (DeepSpeed's
+        ``compile/passes`` linted alone), or it is an entry of its package's API that its users
+        run (ColossalAI's split passes, the package linted whole); the lint cannot see that it
+        is not a pass, so it is reported by its effect. One its package's ``__init__`` re-exports
+        is that API's pass even when the tree also calls it; a closure a factory returns is
+        handed to the factory's caller. Not reported: a compiler (``backend=f``), a step some
+        function calls, a function decorated by one of the tree (its decorator installs it, in
+        view). Says why it is a pass, or ""."""
         index = self.index
         package = real_module(module).split(".", 1)[0]
-        if index.in_tree(package) or (module, name) in self.compilers:
+        if (module, name) in self.compilers:
             return ""
         for decorator in (index.modules[module].get("graph_fns") or {})[name][3]:
             ref = index.expr_ref(module, "", decorator[1] if decorator[0] == "call" else decorator, "")
@@ -352,12 +356,31 @@ class _Check:
                     and index.in_tree(ref[1]):
                 return ""  # @register_memory_policy("full"): what installs it is in view
         target = f"{real_module(module)}:{name}"
-        for summary in index.modules.values():
+        # A package's __init__ importing it exports it (ColossalAI's fx.passes): the package's
+        # API, run on graphs its users hand it, whoever else in the tree calls it.
+        exporter = next((m for m, summary in index.modules.items() if type(summary) is dict
+                         and summary.get("package") and m != module
+                         and target in summary["imports"].values()), None)
+        for summary in () if exporter else index.modules.values():
             if type(summary) is not dict:
                 if name in summary["called"]:  # a stub: asks its file for the word
                     return ""
-            elif name in (summary.get("called") or ()) or target in summary["imports"].values():
+            elif target in summary["imports"].values() or (
+                    name in (summary.get("called") or ()) and self._calls_it(summary, module, name)):
                 return ""
+        if ".<locals>." in name:
+            factory = name.split(".<locals>.", 1)[0]
+            why = (f"and its factory {index.identity(module, factory)} returns it: a transform"
+                   " built for whoever calls the factory")
+        elif exporter:
+            why = (f"and its package {real_module(exporter)} exports it: an entry of that API,"
+                   " run on the graphs its users hand it")
+        elif index.in_tree(package):
+            why = ("and nothing in the linted paths calls it or hands it on: an entry of its"
+                   f" package {package}'s API, or installed from outside the linted paths")
+        else:
+            why = ("and nothing in the linted paths calls it or hands it on: what installs it is"
+                   f" outside them (its package {package} is not linted whole)")
         seen: set[tuple[str, str]] = set()
         todo = [(module, name, 0)]
         while todo:
@@ -373,14 +396,20 @@ class _Check:
             if rewrite:
                 how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
                 how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                return (f"rewrites it ({how}) and nothing in the linted paths calls it or hands it"
-                        f" on: what installs it is outside them (its package {package} is not"
-                        " linted whole)")
+                return f"rewrites it ({how}) {why}"
             for callee in callees:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
                     todo.append((ref[1], ref[2], depth + 1))
         return ""
+
+    def _calls_it(self, summary: dict, module: str, name: str) -> bool:
+        """Whether a parsed module calling ``name`` may call the function of that name in
+        ``module``: not when the name resolves there to another module's function (ColossalAI's
+        two ``solution_annotation_pass``), a word alone answering yes."""
+        ref = self.index.resolve_name(summary["module"], "", name, "")
+        return not (ref[0] == "func" and isinstance(ref[1], str) and ref[1] != module
+                    and self.index.in_tree(ref[1]))
 
     # ---- values handed to a pass or compiler argument ---------------------------------------
     def _argument_rows(self, module: str, site: dict) -> tuple[str, tuple]:
@@ -477,7 +506,7 @@ class _Check:
             entry = effects.get(qualname)
             if entry is None:
                 continue
-            line, col, _, rewrite, calls, _ = entry
+            line, col, _, rewrite, calls = entry[:5]
             compiler = index.identity(module, qualname)
             if rewrite:
                 self._found(module, line, col, compiler,
@@ -497,10 +526,14 @@ class _Check:
                             f" by the compiler '{compiler}' given to {installed}", "function",
                             guess_stage(real_module(ref[1]), ref[2]))
 
-    def _rewriting_method(self, module: str, qualname: str, only: str = "") -> tuple[str, str] | None:
+    def _rewriting_method(self, module: str, qualname: str, only: str = "",
+                          annotated: bool = False) -> tuple[str, str] | None:
         """(method, member it calls) of the first method of this class, or of an in-tree
         ancestor, that takes an FX graph (after ``self``) and rewrites it; None if none does.
-        ``only``: that method alone (the one a runner calls)."""
+        ``only``: that method alone (the one a runner calls). ``annotated``: its graph
+        parameter not annotated as another type (an ONNX model, ``model: onnx_ir.Model``, has a
+        ``model.graph`` used like an FX one; brevitas's ``GraphModule`` re-exported by a module
+        outside the tree is a graph type by its name, and the method's use of it)."""
         index = self.index
         for ref in [("class", module, qualname), *index.ancestors(module, qualname)[0]]:
             info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
@@ -508,7 +541,9 @@ class _Check:
                 continue
             for method, entry in (info.get("graph_effects") or {}).items():
                 if (not only or method == only) and entry[3] and entry[2] \
-                        and method not in info["abstract"]:
+                        and method not in info["abstract"] \
+                        and (not annotated or entry[2].startswith("annotated") or len(entry) < 7
+                             or not entry[6] or entry[6] in index.vocab.graph_names):
                     return method, entry[3]
             if only and only in info["methods"]:
                 return None  # the nearest definition of that method does not rewrite
@@ -538,6 +573,39 @@ class _Check:
                 self._found(module, klass["line"], klass["col"], name,
                             f"class {where}, whose {found[0]} rewrites an FX graph (calls"
                             f" {found[1]}())", "class", guess_stage(real_module(module), qualname))
+
+    def _interface_implementations(self) -> None:
+        """``class MergeBatchNorm(UntilFixedPointGraphTransform)`` implementing the abstract
+        ``is_converged(self, graph_model: GraphModule)`` its in-tree base declares, by rewriting
+        that graph (brevitas's graph transforms): the base is the tree's own transform
+        interface, whatever it is called, and what implements it with a rewrite of an FX graph
+        is a pass (its own method or one inherited from a concrete ancestor, the nearest
+        definition deciding)."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if is_torch_module(real_module(module)):
+                continue
+            for qualname, klass in summary["classes"].items():
+                if not klass["bases"]:
+                    continue
+                name = index.identity(module, qualname)
+                if name in self.classes:
+                    continue
+                declared = []
+                for ref in index.ancestors(module, qualname)[0]:
+                    info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+                    if info is not None and index.in_tree(ref[1]):
+                        declared += [(m, ref[2]) for m in info["abstract"] if m not in declared]
+                for method, base in declared:
+                    found = self._rewriting_method(module, qualname, method, annotated=True)
+                    if found is None or not index.is_concrete(module, qualname):
+                        continue
+                    self.classes.add(name)
+                    self._found(module, klass["line"], klass["col"], name,
+                                f"class implementing {base}.{method}, an abstract method of a base"
+                                f" of the tree, with a rewrite of an FX graph (calls {found[1]}())",
+                                "class", guess_stage(real_module(module), qualname))
+                    break
 
     def _run_by_runners(self) -> None:
         """``for t in self.transforms: t.run(gm)`` in a function or method that takes an FX
