@@ -19,10 +19,12 @@ import torch
 
 from lite_compiler import custom_passes, guard
 from lite_compiler.config import derive_configs, registry, user_settings_overridden
+from lite_compiler.annotate import LiteRegionNotCompiled
 from lite_compiler.decomposition import (
     AnnotatedDuringTrace,
     check_unannotated,
     graph_has_regions,
+    region_names,
     selective_decomposition_table,
 )
 from lite_compiler.effects import (
@@ -42,6 +44,7 @@ from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
 
 _frame_ids = itertools.count()
+_WARNED_LOST: set[str] = set()  # regions already warned about as lost (once per process)
 
 
 class LiteCompiler:
@@ -61,6 +64,9 @@ class LiteCompiler:
             self.proven_only = parsed.bitwise_fusion == "proven"
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
         self.decomposing = False  # tracing with the selective decomposition table (__call__)
+        # Regions in Dynamo's graph, and those that reached a forward / inference graph.
+        self.regions_in_dynamo: set[str] = set()
+        self.regions_reached: set[str] = set()
         self.registry = registry(tuple(registry_paths))
         self.inductor_config, self.functorch_config = derive_configs(self.registry)
         self.frame = f"graph{next(_frame_ids)}"
@@ -149,6 +155,8 @@ class LiteCompiler:
 
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
             is_backward, is_inference = kind == "bw", kind == "inference"
+            if not is_backward and self.decomposing:
+                self.regions_reached |= region_names(gm)
             if is_inference and not self.decomposing:
                 check_unannotated(gm)  # a region only AOTAutograd saw: trace again (__call__)
             name = f"{self.frame}/{kind}"
@@ -226,8 +234,12 @@ class LiteCompiler:
         if regions_by_module is not None:  # a module in a region a fast path skipped: reported
             regions_by_module.report_skipped(gm, self.ledger, f"{self.frame}/dynamo")
         start = len(self.ledger.entries)
+        if self.decomposing:
+            self.regions_in_dynamo = region_names(gm)
         try:
-            return self._aot(gm, example_inputs, decompositions, torch_called, **kwargs)
+            compiled = self._aot(gm, example_inputs, decompositions, torch_called, **kwargs)
+            self._report_lost_regions()
+            return compiled
         except AnnotatedDuringTrace:
             # A region opened only while AOTAutograd traced (a custom op's backward formula):
             # the trace starts again with the table; the first attempt's ledger rows go.
@@ -237,6 +249,25 @@ class LiteCompiler:
             with self.active(f"{self.frame}/dynamo"):
                 decompositions = self._decompositions()
             return self._aot(gm, example_inputs, decompositions, torch_called, **kwargs)
+
+    def _report_lost_regions(self) -> None:
+        """A region in Dynamo's graph none of whose nodes reached the forward (or inference)
+        graph compiled nothing, and no other check says so: AOTAutograd's trace dropped its
+        annotation (a region inside flex_attention's score_mod, traced again on scalars) or its
+        ops (unused results). A ledger row and, once per region per process, a warning."""
+        lost = sorted(self.regions_in_dynamo - self.regions_reached)
+        for name in lost:
+            reason = (f"region {name} is in Dynamo's graph, but none of its ops reached"
+                      f" {self.frame}'s forward graph with the region's annotation, so nothing of"
+                      " it was compiled: AOTAutograd's trace dropped the annotation (a region"
+                      " inside a body traced again, such as flex_attention's score_mod) or the"
+                      " ops (results nothing uses); put the region around the op instead")
+            self.ledger.add(LedgerEntry(name=f"region {name}", stage="regions", graph=self.frame,
+                                        allowed=False, lite="region", kind="region",
+                                        reason=reason))
+            if name not in _WARNED_LOST:
+                _WARNED_LOST.add(name)
+                warnings.warn(f"lite_compiler: {reason}", LiteRegionNotCompiled, stacklevel=3)
 
     def _decompositions(self) -> dict[Any, Any]:
         # Inductor picks its decomposition table by config (fallback_random keeps random

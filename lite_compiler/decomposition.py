@@ -90,6 +90,17 @@ def graph_has_regions(gm: Any) -> bool:
                for node in module.graph.nodes)
 
 
+def region_names(gm: Any) -> set[str]:
+    """The regions (as warnings name them) annotated on nodes of ``gm`` or of graphs nested in it."""
+    import torch.fx
+
+    from lite_compiler.annotate import describe
+
+    return {describe(annotation) for module in gm.modules() if isinstance(module, torch.fx.GraphModule)
+            for node in module.graph.nodes
+            if (annotation := annotation_of(node.meta)) is not None}
+
+
 def check_unannotated(gm: Any) -> None:
     """Raise AnnotatedDuringTrace if a graph traced without the table has a region after all."""
     if graph_has_regions(gm):

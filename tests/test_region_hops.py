@@ -164,3 +164,39 @@ def test_a_region_inside_a_scan_body_is_reported_not_skipped():
                       " the higher-order op instead"]
     assert sum(len(ledger.region_code) for ledger in ledgers) == 0
     torch.testing.assert_close(out, scan_inside(x, w))
+
+
+def _squared_in_region(score, b, h, q, k):
+    with lite_compiler.region(id="score"):
+        return score * score
+
+
+def flex_inside(x):
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return flex_attention(x, x, x, score_mod=_squared_in_region).sin()
+
+
+def test_a_region_whose_annotation_aotautograd_drops_is_reported_as_lost():
+    # flex_attention's score_mod is traced again on scalars: the region reaches Dynamo's graph
+    # and no graph after it. Nothing was compiled and nothing said so before.
+    from lite_compiler import backend
+
+    torch._dynamo.reset()
+    clear_ledgers()
+    backend._WARNED_LOST.clear()
+    x = torch.randn(1, 2, 128, 16, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(flex_inside, backend="lite")(x)
+    warned = [str(c.message) for c in caught if issubclass(c.category, lite_compiler.LiteRegionNotCompiled)]
+    (ledger,) = all_ledgers("lite")
+    reason = (f"region 'score' is in Dynamo's graph, but none of its ops reached {ledger.graph_name}'s"
+              " forward graph with the region's annotation, so nothing of it was compiled:"
+              " AOTAutograd's trace dropped the annotation (a region inside a body traced again,"
+              " such as flex_attention's score_mod) or the ops (results nothing uses); put the"
+              " region around the op instead")
+    assert [(e.name, e.reason) for e in ledger if e.kind == "region"] == [("region 'score'", reason)]
+    assert warned == [f"lite_compiler: {reason}"] and not ledger.region_code
+    with torch.no_grad():
+        assert torch.equal(out, torch.compile(flex_inside, backend="aot_eager")(x))
