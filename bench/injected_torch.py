@@ -1644,57 +1644,59 @@ UPSTREAM: list[Injection] = [
        expect=["remat_solver_v2", "_remat_solve_dp", "_remat_solve_greedy"],
        note="modelled on functorch config.activation_memory_budget_solver and its use in"
             " partitioners.py"),
+    _i("u_scheduler_custom_hook_key", "a new private Callable | None hook key called on the node list in Scheduler._init",
+       _e(CONFIG, """
+          # a user pass over the scheduler nodes, run after loop merging
+          _post_merge_custom_pass: Callable[[list[Any]], list[Any]] | None = None
+          """, "pattern_matcher = True"),
+       _e(SCHED, """
+          if config._post_merge_custom_pass is not None:
+              self.nodes = config._post_merge_custom_pass(self.nodes)
+          """, SCHED_AT, SCHED_ROOT, where="after"),
+       expect=["_post_merge_custom_pass"],
+       note="modelled on config._post_fusion_custom_pass and its call in Scheduler._init (2.14)"),
     # ---- controls: refactors and additions that add no pass ---------------------------------
     _i("u_control_patterns_into_joint_dict_lazily", "patterns registered into joint_graph's existing pass dict by a cached init called from lazy_init",
-       _e("torch/_inductor/fx_passes/grouped_experts.py", """
-          import functools
-
-          import torch
-
-          from ..pattern_matcher import CallFunction, KeywordArg, Match, register_graph_pattern
-
-          aten = torch.ops.aten
-
-
-          def _to_grouped_mm(match: Match) -> None:
+       _e("torch/_inductor/fx_passes/misc_patterns.py", """
+          def _to_grouped_mm(match) -> None:
               pass
 
 
           @functools.cache
           def _grouped_experts_init(input_device=None):
+              from torch._inductor.pattern_matcher import CallFunction, KeywordArg, register_graph_pattern
+
               from .joint_graph import patterns
 
               register_graph_pattern(
                   CallFunction(aten.bmm.default, KeywordArg("x"), KeywordArg("w")),
                   pass_dict=patterns,
               )(lambda match, *args, **kwargs: _to_grouped_mm(match))
-          """, where="new"),
+          """, where="append"),
        _e(JOINT, """
-          from .grouped_experts import _grouped_experts_init
+          from .misc_patterns import _grouped_experts_init
 
           _grouped_experts_init(input_device)
           """, "_misc_patterns_init(input_device)", "def lazy_init(", where="after"),
        control=True,
        note="modelled on fx_passes/moe.py (66a1445f): new patterns of the registered joint-graph"
-            " pattern pass, no new pass"),
-    _i("u_control_tensor_helper_module", "a new fx_passes module of tensor predicates, imported by reinplace.py",
-       _e("torch/_inductor/fx_passes/overlap_checks.py", """
-          import torch
-
-
-          def byte_range(val: torch.Tensor) -> tuple[int, int]:
+            " pattern pass, no new pass (upstream put the init in a new fx_passes module, which"
+            " the module inventory reports by design; here it is in misc_patterns.py)"),
+    _i("u_control_tensor_helpers", "tensor-overlap predicates added to reinplace.py, used by no pipeline",
+       _e("torch/_inductor/fx_passes/reinplace.py", """
+          def _byte_range(val: torch.Tensor) -> tuple[int, int]:
               start = val.storage_offset() * val.element_size()
               span = sum((s - 1) * st for s, st in zip(val.size(), val.stride()) if s > 1)
               return start, start + (span + 1) * val.element_size()
 
 
           def copies_may_overlap(dst: torch.Tensor, src: torch.Tensor) -> bool:
-              a, b = byte_range(dst), byte_range(src)
+              a, b = _byte_range(dst), _byte_range(src)
               return not (a[1] <= b[0] or b[1] <= a[0])
-          """, where="new"),
-       _e("torch/_inductor/fx_passes/reinplace.py", "from .overlap_checks import copies_may_overlap  # noqa: F401",
-          "import torch", where="after"),
-       control=True, note="modelled on fx_passes/copy_overlap.py (39577877): helpers, no pass"),
+          """, where="append"),
+       control=True,
+       note="modelled on fx_passes/copy_overlap.py (39577877): helpers, no pass (upstream a new"
+            " fx_passes module, which the module inventory reports by design)"),
     _i("u_control_trace_artifact_in_root", "a trace_structured artifact with lambdas and a counter in post_grad_passes",
        _e(POST, """
           counters["inductor"]["post_grad_graphs"] += 1

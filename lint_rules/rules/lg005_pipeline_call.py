@@ -359,6 +359,10 @@ class UnregisteredPipelineCall(IndexRule):
         leaf = text.rsplit(".", 1)[-1]
         ref = index.expr_ref(module, scope, callee, klass) if callee[0] in ("n", "sub") \
             else ("unknown", text)
+        if ref[0] in ("unknown", "value") and callee[0] == "n" and "." in callee[1]:
+            obj = _pass_object(index, module, scope, klass, *callee[1].rsplit(".", 1))
+            if obj is not None:
+                return (False, *obj)
         if ref[0] in ("class", "func", "instance") and ref[0] != "instance":
             identity = index.identity(ref[1], ref[2])
             home = ref[1] if is_torch_module(ref[1]) else ""
@@ -510,6 +514,48 @@ def _is_root(index, ref, roots) -> bool:
     name = f"{real_module(ref[1])}:{ref[2]}"
     # Constructing a class whose __init__ is a root (Scheduler(...)) runs that root.
     return name in roots or (ref[0] == "class" and f"{name}.__init__" in roots)
+
+
+# Registry base roles whose instances are passes LG001 names itself (an observer, a pattern pass,
+# a pass class): a method called on one of them is covered by that pass's own name.
+_NAMED_ROLES = ("observer", "pattern_pass", "pass_class")
+
+
+def _pass_object(index, module: str, scope: str, klass: str, receiver: str, method: str
+                 ) -> tuple[str, list[str], str] | None:
+    """``norm_fusion_pass.apply(g)`` in a root, ``norm_fusion_pass`` a module-level object of a
+    class of the tree that no registry base makes a pass, ``apply`` a method of that class taking
+    one FX graph: the root runs that object as a pass, so the step is the object, named as pass
+    objects are (its variable: the identity, its qualified name), never by the method, whose name
+    (``apply``) other passes' methods share. (name, candidates, torch home) or None when the
+    receiver is not such an object (``V.set_fake_mode(m)``: no graph goes in)."""
+    ref = index.expr_ref(module, scope, ["n", receiver], klass)
+    if ref[0] != "value" or ref[2] != "":
+        return None  # a local (an updater made in the root) or anything but a module-level object
+    made = index.values(module, scope, ["n", receiver], klass)
+    if not made or any(isinstance(v, Unresolved) or v[0] != "instance"
+                       or index.class_info(v[1], v[2]) is None for v in made):
+        return None
+    if any(index.pass_base(v[1], v[2], role) for v in made for role in _NAMED_ROLES):
+        return None
+    if not all(_takes_graph(index, v[1], v[2], method) for v in made):
+        return None
+    assigns = index.modules[ref[1]]["assigns"].get("", {})
+    variable = next((name for name, binding in assigns.items() if binding is ref[3]), None)
+    if variable is None:
+        return None
+    identity = index.identity(ref[1], variable)
+    from lint_rules.index import real_module
+
+    return identity, [identity, qualified_name(real_module(ref[1]), variable)], \
+        ref[1] if is_torch_module(ref[1]) else ""
+
+
+def _takes_graph(index, module: str, qualname: str, method: str) -> bool:
+    """Does this class (or a class it derives from) define ``method`` taking one FX graph?"""
+    chain = [("class", module, qualname), *index.ancestors(module, qualname)[0]]
+    return any(method in (index.class_info(r[1], r[2]) or {}).get("takes_graph", ())
+               for r in chain if r[0] == "class")
 
 
 def _is_partial_call(expr: list) -> bool:
