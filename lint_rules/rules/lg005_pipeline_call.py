@@ -21,7 +21,11 @@ the lambdas handed to it run under that name too (they are not in the root's own
 A root also runs what it hands on without calling it: a function passed as an argument
 (``run_and_log("x", fold_slices, gm)``, ``pass_execution_and_save(p, ...)``), or listed in a pass
 list it loops over, is a step named like a call; ``functools.partial(f, ...)(g)`` and a loop
-variable over such a list are named by the function that runs. Calls to another root, to a class
+variable over such a list are named by the function that runs; a dict display indexed by a
+setting (``SOLVERS[config.solver](gm)``) runs every entry it may pick. A method taking an FX graph
+called on a module-level object of a class no registry base makes a pass (``grouper.apply(g)``)
+runs that object: the step is named by the object, not by the method, whose name other passes'
+methods share. Calls to another root, to a class
 whose ``__init__`` is a root, or to a function a registry entry hooks (the guard names the pass
 there: ``memory_plan_reuse`` is ``ReuseLine``'s hook) are covered. A root or hooked driver that
 runs what it finds in its module's ``globals()`` (comms' reorder driver) makes every function of
@@ -104,6 +108,19 @@ kind = "helper"
 lite = "always"
 why = "reads an attribute; what it returns, when called, is the step"
 """
+_APPLY = """
+[[base]]
+name = "torch.fx.graph:Graph"
+role = "graph_type"
+members = ["nodes"]
+
+[[pass]]
+name = "apply"
+stage = "post_grad"
+kind = "helper"
+lite = "never"
+why = "a pattern pass's apply"
+"""
 _RUN_ALL = """
 [[pipeline]]
 root = "torch._inductor.fx_passes.post_grad:run_all"
@@ -160,6 +177,11 @@ class UnregisteredPipelineCall(IndexRule):
         Example("def remove_noop_ops(g):\n    pass\n\ndef post_grad_passes(gm):\n"
                 "    for p in (remove_noop_ops,):\n        p(gm.graph)\n",
                 path=_PATH, registry=_REGISTRY),
+        # a method of a module-level object that takes no graph keeps its method's name
+        # (V.set_fake_mode(m): registered by that name)
+        Example("class Handler:\n    def apply(self, mode):\n        pass\n\nV = Handler()\n\n"
+                "def post_grad_passes(gm):\n    V.apply(None)\n", path=_PATH,
+                registry=_REGISTRY + _APPLY),
         # another root is checked as a root, not registered as a step
         Example("def post_grad_passes(gm):\n    pass\n\ndef run_all(gm):\n    post_grad_passes(gm)\n",
                 path=_PATH, registry=_REGISTRY + _RUN_ALL),
@@ -233,6 +255,24 @@ class UnregisteredPipelineCall(IndexRule):
                 message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
                 " 'getattr(gm, name)', which no registry entry names; a step of a pass pipeline"
                 " must be registered: " + _HINT.format("getattr(gm, name)")),
+        # a module-level object of a class no base makes a pass, applied to the graph: the
+        # object is the step ('apply', a pattern pass's registered method, cannot cover it)
+        Example("class Grouper:\n    def apply(self, graph: torch.fx.Graph):\n        pass\n\n"
+                "grouper = Grouper()\n\ndef apply(g):\n    pass\n\n"
+                "def post_grad_passes(gm):\n    grouper.apply(gm.graph)\n", path=_PATH,
+                registry=_REGISTRY + _APPLY, line=11,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls 'grouper',"
+                " which no registry entry names; a step of a pass pipeline must be registered: "
+                + _HINT.format("grouper")),
+        # a dict display indexed by a setting: every entry may be picked, each runs
+        Example("from torch._inductor import config\n\ndef solve_a(m):\n    pass\n\n"
+                "def solve_b(m):\n    pass\n\nSOLVERS = {'a': solve_a, 'b': solve_b}\n\n"
+                "def post_grad_passes(gm):\n    SOLVERS[config.solver](gm)\n", path=_PATH,
+                registry=_REGISTRY,
+                expect=tuple((12, "'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                              f" '{name}', which no registry entry names; a step of a pass"
+                              " pipeline must be registered: " + _HINT.format(name))
+                             for name in ("solve_a", "solve_b"))),
         Example("def rewrite(gm):\n    pass\n", path="torch/_inductor/fx_passes/new_rewrite.py",
                 registry=_REGISTRY, line=1,
                 message="module 'torch/_inductor/fx_passes/new_rewrite.py' is in the FX pass package"
