@@ -1920,6 +1920,7 @@ lacks; a step added inside a function that is neither a root nor a registered pa
 `Scheduler.fuse_nodes` or `comms.decide_global_ordering_of_comms`) is not reported by design: it
 runs as part of that registered pass and under its lite flag.
 {_round6(data)}
+{_upstream(data)}
 {_history(data.get("history"))}
 Per-injection findings (file:line, code, message): `bench/results/injected_torch.json`."""
 
@@ -1959,6 +1960,41 @@ a dict entry called in the root was reported under the dict's name, not the func
 `getattr(self, name)()` was silently covered by the `builtins:getattr` helper entry. Both are
 fixed by structure in LG005 (the dict display's entry; each string the name may be, an unreadable
 name reported as written)."""
+
+
+def _upstream(data: dict) -> str:
+    runs = [result["injections"][i] for result in data["results"] for i in UPSTREAM_IDS
+            if i in result["injections"]]
+    injected = [r for r in runs if not r["control"] and r["found"] is not None]
+    controls = [r for r in runs if r["control"] and r["found"] is not None]
+    return f"""
+**Round 10 (torch-forms): {len([i for i in UPSTREAM if not i.control])} injections and
+{len([i for i in UPSTREAM if i.control])} controls modelled on real upstream Inductor changes** (`u_*`,
+each `note=` names the upstream file and commit, read in the index of public repositories, PR
+branches included; the code is this file's own): a new module imported inside `post_grad_passes`
+run by an observer named unlike its function (inductor_cse), a new `fx_passes` package behind a
+new nested config class with `graph = chunk(graph)` in `try` (auto_chunker), a pass object added
+to `pre_grad.py` with its patterns in a new module (apply_gumbel_max_trick),
+`construct_pattern_matcher_pass("new")` (kernel_optimization), observers running lambdas under a
+string gate and a ternary pass choice (the FX bucketing passes), Scheduler steps under a new key of
+a nested class inside `dynamo_timed` and imported from a new module outside `fx_passes`
+(reorder_for_peak_memory, #134874), a plain pass class applied by its module-level instance under
+a `config_flag("...")` gate (group_fusion), passes named by strings in a private list key
+(ddp_fusion), `register_replacement(pass_dicts=...)` in an `init_once_fakemode` init, a
+`_recursive_*` subgraph wrapper, a tri-state key with a support predicate (dedupe_graph_outputs),
+a `CustomInferenceAwareGraphPass` subclass, a functorch solver knob indexing a dict in the
+partitioner, a private `Callable | None` hook key on the scheduler nodes. Controls: patterns added
+to joint_graph's registered pass by a cached init (moe), tensor helpers (copy_overlap), a trace
+artifact in the root, a new lowering and a new decomposition. All runs:
+{sum(r['found'] for r in injected)}/{len(injected)} injections found, {sum(r['found'] for r in controls)}/{len(controls)}
+controls silent. Honestly: the first run (2.14.1, at `f84b94d`, before any fix) found 15 of the
+first 17; the 2 misses were real: `group_norm_fusion_pass.apply(gm.graph)` was covered by the
+registered helper name `apply` (a pattern pass's method), and `SOLVERS[config.x](m)` was named by
+the dict. Both are fixed by structure in LG005 (a method taking an FX graph called on a
+module-level object of a class no registry base makes a pass is that object's step; a dict
+display indexed by a setting runs every entry). Two controls, written as upstream did in new
+`fx_passes` modules, were reported by the FX package's module inventory (by design: a new module
+there is registered first); they now sit in existing modules, the note says so."""
 
 
 def _history(history: dict | None) -> str:
