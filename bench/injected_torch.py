@@ -1166,6 +1166,568 @@ INJECTIONS += ROUND6
 ROUND6_IDS = tuple(i.id for i in ROUND6)
 
 
+# ---- round 10 (torch-forms): forms taken from real upstream Inductor work -------------------
+# Each injection reproduces, in this file's own code and names, the STRUCTURE of one upstream
+# pytorch/pytorch change (files in the index of public repositories, many from PR branches): how
+# the pass is defined (a new module, a package, a pass object, a class), how it is wired (a
+# function-local import in a root, an observer whose name differs from the function, a lambda
+# handed to the observer, a nested config class gate, a string-valued gate, a tri-state key with
+# a support predicate, a try/except around a reassignment, a lazily-called pattern init, a
+# scheduler step imported from a module outside fx_passes, ...). `note=` names the model.
+UPSTREAM: list[Injection] = [
+    _i("u_cse_local_import_observer", "new module imported inside post_grad_passes, observer named unlike the function, pass self-gated by a new key",
+       _e("torch/_inductor/fx_passes/fold_duplicates.py", """
+          import torch
+
+          from .. import config
+
+
+          def _key(node: torch.fx.Node):
+              return (node.target, tuple(id(a) for a in node.args), tuple(sorted(node.kwargs)))
+
+
+          def fold_duplicates_pass(graph: torch.fx.Graph) -> None:
+              if not config.fold_duplicates:
+                  return
+              first: dict = {}
+              for node in list(graph.nodes):
+                  if node.op != "call_function":
+                      continue
+                  seen = first.setdefault(_key(node), node)
+                  if seen is not node and len(graph.nodes) < config.fold_duplicates_max_distance:
+                      node.replace_all_uses_with(seen)
+                      graph.erase_node(node)
+          """, where="new"),
+       _e(CONFIG, """
+          # fold identical call_function nodes in post-grad (memory-aware)
+          fold_duplicates: bool = True
+          # largest topological distance a folded buffer may be kept alive over
+          fold_duplicates_max_distance: int = 512
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          from .fold_duplicates import fold_duplicates_pass
+
+          GraphTransformObserver(gm, "graph_fold_duplicates").apply_graph_pass(fold_duplicates_pass)
+          """, PG_AT, PG_ROOT),
+       expect=["fold_duplicates", "fold_duplicates_max_distance",
+               ("graph_fold_duplicates", "fold_duplicates_pass")],
+       note="modelled on fx_passes/inductor_cse.py and its post_grad.py wiring at 000699cc"),
+    _i("u_chunker_package_try", "new fx_passes package behind a new nested config class, `graph = f(graph)` in try/except in joint_graph_passes",
+       _e("torch/_inductor/fx_passes/seq_chunk/__init__.py", """
+          from .core import CannotChunk, chunk_joint_graph
+
+          __all__ = ["CannotChunk", "chunk_joint_graph"]
+          """, where="new"),
+       _e("torch/_inductor/fx_passes/seq_chunk/core.py", """
+          import torch
+
+          from ... import config
+
+
+          class CannotChunk(RuntimeError):
+              pass
+
+
+          def chunk_joint_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+              widest = max((len(n.users) for n in gm.graph.nodes), default=0)
+              if widest < config.seq_chunk.min_amplification:
+                  raise CannotChunk("nothing amplifies")
+              gm.recompile()
+              return gm
+          """, where="new"),
+       _e(CONFIG, """
+          class seq_chunk:
+              # split large activations along the sequence dimension in the joint graph
+              enable: bool = False
+              min_amplification: float = 8.0
+          """, "class triton:"),
+       _e(JOINT, """
+          if config.seq_chunk.enable:
+              from .seq_chunk import CannotChunk, chunk_joint_graph
+
+              try:
+                  graph = chunk_joint_graph(graph)
+              except CannotChunk:
+                  log.debug("sequence chunking skipped", exc_info=True)
+          """, JG_AT, JG_ROOT),
+       expect=["seq_chunk.enable", "seq_chunk.min_amplification", "chunk_joint_graph"],
+       note="modelled on fx_passes/auto_chunker/ (d59313b0) and its joint_graph.py wiring"),
+    _i("u_pre_grad_pass_object_external_patterns", "new PatternMatcherPass in pre_grad.py run by an observer, its patterns in a new module",
+       _e(PRE, """
+          argmax_sampling_pass = PatternMatcherPass(pass_name="argmax_sampling_pass")
+          """, "efficient_conv_bn_eval_pass = PatternMatcherPass("),
+       _e("torch/_inductor/fx_passes/argmax_sampling.py", """
+          import torch
+
+          from ..pattern_matcher import CallFunction, KeywordArg, Match, register_graph_pattern
+          from .pre_grad import argmax_sampling_pass
+
+
+          @register_graph_pattern(
+              CallFunction(torch.argmax, KeywordArg("probs"), dim=-1),
+              pass_dict=argmax_sampling_pass,
+          )
+          def _argmax_of_probs(match: Match, probs):
+              pass
+          """, where="new"),
+       _e(PRE, """
+          GraphTransformObserver(gm, "argmax_sampling_pass").apply_graph_pass(
+              argmax_sampling_pass.apply
+          )
+          """, 'GraphTransformObserver(gm, "efficient_conv_bn_eval_pass")', PRE_ROOT),
+       expect=["argmax_sampling_pass"],
+       note="modelled on fx_passes/apply_gumbel_max_trick.py (00ac6abd) and the pass object and"
+            " observer it added to pre_grad.py"),
+    _i("u_construct_pass_new_module", "new module registering into construct_pattern_matcher_pass('new_name'), the name added to the pre-grad names",
+       _e(SPLIT_CAT, '"use_fast_layernorm_pass",', '"remove_split_with_size_one_pass",',
+          "pre_grad_pass_names = ["),
+       _e("torch/_inductor/fx_passes/norm_kernels.py", """
+          import torch
+
+          from ..pattern_matcher import CallFunctionVarArgs, Match, MULTIPLE, register_graph_pattern
+          from .split_cat import construct_pattern_matcher_pass
+
+
+          @register_graph_pattern(
+              CallFunctionVarArgs(torch.nn.functional.layer_norm, users=MULTIPLE),
+              pass_dict=construct_pattern_matcher_pass("use_fast_layernorm_pass"),
+          )
+          def _fast_layernorm(match: Match, *args, **kwargs):
+              pass
+          """, where="new"),
+       expect=["use_fast_layernorm_pass"],
+       note="modelled on fx_passes/kernel_optimization.py (0dca3d40)"),
+    _i("u_lambda_observer_string_gate", "observer running a lambda over a new module's function, gated by a string key != 'none'",
+       _e("torch/_inductor/fx_passes/broadcast_bucketing.py", """
+          import torch
+
+
+          def bucket_broadcasts(gm: torch.fx.GraphModule, size_fn, mode: str) -> None:
+              for node in gm.graph.nodes:
+                  pass
+          """, where="new"),
+       _e(CONFIG, """
+          # bucket broadcast collectives in the post-grad graph: "none", "all" or "fsdp"
+          bucket_broadcasts_fx: str = "none"
+          bucket_broadcasts_fx_bucket_size_determinator: Callable[[int], int] | None = None
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          if config.bucket_broadcasts_fx != "none":
+              from torch._inductor.fx_passes.broadcast_bucketing import bucket_broadcasts
+
+              GraphTransformObserver(gm, "bucket_broadcasts").apply_graph_pass(
+                  lambda graph: bucket_broadcasts(
+                      graph.owning_module,
+                      config.bucket_broadcasts_fx_bucket_size_determinator,
+                      config.bucket_broadcasts_fx,
+                  )
+              )
+          """, PG_AT, PG_ROOT),
+       expect=["bucket_broadcasts_fx", "bucket_broadcasts_fx_bucket_size_determinator",
+               "bucket_broadcasts"],
+       note="modelled on the bucket_all_reduce wiring in post_grad.py at 000699cc"),
+    _i("u_ternary_pass_choice", "p = a if 'fsdp' in config.x else b; observer(lambda graph: p(...))",
+       _e("torch/_inductor/fx_passes/scatter_bucketing.py", """
+          import torch
+
+
+          def bucket_scatter(gm: torch.fx.GraphModule) -> None:
+              for node in gm.graph.nodes:
+                  pass
+
+
+          def bucket_fsdp_scatter(gm: torch.fx.GraphModule) -> None:
+              for node in gm.graph.nodes:
+                  pass
+          """, where="new"),
+       _e(CONFIG, 'bucket_scatters_fx: str = "none"', "pattern_matcher = True"),
+       _e(POST, """
+          if config.bucket_scatters_fx != "none":
+              from torch._inductor.fx_passes.scatter_bucketing import (
+                  bucket_fsdp_scatter,
+                  bucket_scatter,
+              )
+
+              p = bucket_fsdp_scatter if "fsdp" in config.bucket_scatters_fx else bucket_scatter
+              GraphTransformObserver(gm, "bucket_scatters").apply_graph_pass(
+                  lambda graph: p(graph.owning_module)
+              )
+          """, PG_AT, PG_ROOT),
+       expect=["bucket_scatters_fx", ("bucket_scatters", "bucket_fsdp_scatter", "bucket_scatter")],
+       note="modelled on the bucket_all_gathers / bucket_fsdp_all_gather choice in post_grad.py"
+            " at 000699cc"),
+    _i("u_nested_key_scheduler_timed", "Scheduler._init step under a new key of an existing nested class, inside dynamo_timed",
+       _e(CONFIG, """
+          # sink waits as late as their first use (no reordering of collectives)
+          enable_late_waits: bool = False
+          """, "enable_overlap_scheduling: bool = False", "class aten_distributed_optimizations"),
+       _e(COMMS, """
+          def sink_waits_late(snodes: list[BaseSchedulerNode]) -> list[BaseSchedulerNode]:
+              return list(snodes)
+          """, "def sink_waits("),
+       _e(SCHED, """
+          if config.aten_distributed_optimizations.enable_late_waits:
+              with dynamo_timed("Scheduler.sink_waits_late", log_pt2_compile_event=True):
+                  self.nodes = comms.sink_waits_late(self.nodes)
+          """, SCHED_AT, SCHED_ROOT, where="after"),
+       expect=["aten_distributed_optimizations.enable_late_waits", "sink_waits_late"],
+       note="modelled on the enable_simple_overlap step of Scheduler._init (torch 2.14)"),
+    _i("u_scheduler_step_from_new_module", "Scheduler._init step imported from a new _inductor module (not fx_passes), gated by a new key",
+       _e("torch/_inductor/buffer_lifetime.py", """
+          from __future__ import annotations
+
+
+          def reorder_for_buffer_lifetime(nodes, name_to_buf, graph_inputs):
+              order = sorted(range(len(nodes)), key=lambda i: len(nodes[i].get_outputs()))
+              return [nodes[i] for i in order]
+          """, where="new"),
+       _e(CONFIG, """
+          # reorder scheduler nodes to shorten buffer lifetimes
+          reorder_for_buffer_lifetime: bool = False
+          """, "pattern_matcher = True"),
+       _e(SCHED, """
+          if config.reorder_for_buffer_lifetime:
+              from .buffer_lifetime import reorder_for_buffer_lifetime
+
+              self.nodes = reorder_for_buffer_lifetime(
+                  self.nodes, self.name_to_buf, OrderedSet(V.graph.graph_inputs.keys())
+              )
+          """, SCHED_AT, SCHED_ROOT, where="after"),
+       expect=["reorder_for_buffer_lifetime",
+               ("torch._inductor.buffer_lifetime:reorder_for_buffer_lifetime",
+                "reorder_for_buffer_lifetime")],
+       note="modelled on pytorch/pytorch#134874 (memory.py reorder_for_peak_memory, imported"
+            " inside Scheduler._init)"),
+    _i("u_group_pass_class_config_flag", "plain pass class instance (no pass base) gated by config_flag('new_key'), applied in pre_grad_passes",
+       _e("torch/_inductor/fx_passes/norm_grouping.py", """
+          import torch
+
+          from ..pattern_matcher import CallFunctionVarArgs, config_flag
+
+
+          class GroupNodesPass:
+              def __init__(self, pattern, replacement_fn, extra_check=lambda m: True):
+                  self.pattern = pattern
+                  self.replacement_fn = replacement_fn
+                  self.extra_check = extra_check
+
+              def apply(self, graph: torch.fx.Graph) -> None:
+                  hits = [n for n in graph.nodes if self.pattern.match(n) and self.extra_check(n)]
+                  if len(hits) > 1:
+                      self.replacement_fn(graph, hits)
+
+
+          def _stack_group_norms(graph: torch.fx.Graph, nodes: list[torch.fx.Node]) -> None:
+              pass
+
+
+          group_norm_fusion_pass = GroupNodesPass(
+              CallFunctionVarArgs(torch.nn.functional.group_norm),
+              _stack_group_norms,
+              extra_check=lambda m: config_flag("group_norm_fusion_fx_passes")(m),
+          )
+          """, where="new"),
+       _e(CONFIG, "group_norm_fusion_fx_passes: bool = False", "pattern_matcher = True"),
+       _e(PRE, """
+          from .norm_grouping import group_norm_fusion_pass
+
+          group_norm_fusion_pass.apply(gm.graph)
+          """, PRE_AT, PRE_ROOT),
+       expect=["group_norm_fusion_fx_passes", ("group_norm_fusion_pass", "GroupNodesPass")],
+       note="modelled on fx_passes/group_fusion.py (5d232753): GroupFusionPass and its"
+            " config_flag(...) gate"),
+    _i("u_string_dispatch_pass_list", "passes named by strings in a new private list key, dispatched by a driver through globals()",
+       _e("torch/_inductor/fx_passes/comm_fusion.py", """
+          import torch
+
+
+          def fuse_allreduce_concat(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+
+
+          def delay_comm_waits(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+
+
+          def run_comm_fusions(graph: torch.fx.Graph, passes) -> None:
+              for entry in passes:
+                  fn = globals()[entry] if isinstance(entry, str) else entry
+                  fn(graph)
+          """, where="new"),
+       _e(CONFIG, """
+          _fuse_comm: bool = False
+          _comm_fusion_passes: list[Callable[..., None] | str] = [
+              "fuse_allreduce_concat",
+              "delay_comm_waits",
+          ]
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          if config._fuse_comm:
+              from .comm_fusion import run_comm_fusions
+
+              GraphTransformObserver(gm, "fuse_comm").apply_graph_pass(
+                  lambda graph: run_comm_fusions(graph, config._comm_fusion_passes)
+              )
+          """, PG_AT, PG_ROOT),
+       expect=["_fuse_comm", "_comm_fusion_passes", ("fuse_comm", "run_comm_fusions")],
+       note="modelled on fx_passes/ddp_fusion.py's fuse_ddp_communication and"
+            " config._fuse_ddp_communication_passes"),
+    _i("u_private_key_module_import", "pass imported at the top of post_grad.py, called under a new private key",
+       _e("torch/_inductor/fx_passes/async_tp.py", """
+          import torch
+
+
+          def async_tp_pass(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+          """, where="new"),
+       _e(POST, "from .async_tp import async_tp_pass", "from .. import config, ir, pattern_matcher",
+          where="after"),
+       _e(CONFIG, "_async_tp: bool = False", "pattern_matcher = True"),
+       _e(POST, """
+          if config._async_tp:
+              async_tp_pass(gm.graph)
+          """, PG_AT, PG_ROOT),
+       expect=["_async_tp", "async_tp_pass"],
+       note="modelled on micro_pipeline_tp_pass / config._micro_pipeline_tp in post_grad.py"),
+    _i("u_replacement_lazy_init", "register_replacement(..., pass_dicts=new pass) in an init_once_fakemode init, init and apply in the root",
+       _e("torch/_inductor/fx_passes/rms_fusion.py", """
+          import torch
+
+          from ..pattern_matcher import (
+              fwd_only,
+              init_once_fakemode,
+              PatternMatcherPass,
+              register_replacement,
+          )
+
+          rms_patterns = PatternMatcherPass()
+
+
+          def _rms_search(x, w):
+              return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+          def _rms_replace(x, w):
+              return torch.rms_norm(x, (x.shape[-1],), w, 1e-6)
+
+
+          @init_once_fakemode
+          def _rms_init():
+              x, w = torch.empty(4, 8), torch.empty(8)
+              register_replacement(_rms_search, _rms_replace, [x, w], fwd_only, pass_dicts=rms_patterns)
+          """, where="new"),
+       _e(POST, """
+          if config.pattern_matcher:
+              from .rms_fusion import _rms_init, rms_patterns
+
+              _rms_init()
+              GraphTransformObserver(gm, "rms_fusion").apply_graph_pass(rms_patterns.apply)
+          """, PG_AT, PG_ROOT),
+       expect=[("rms_fusion", "rms_patterns")],
+       note="modelled on pad_mm.py / fuse_attention.py (_pad_mm_init, _sfdp_init:"
+            " init_once_fakemode + register_replacement(pass_dicts=...))"),
+    _i("u_recursive_subgraph_wrapper", "a _recursive_* wrapper over subgraphs added to compile_fx, called beside view_to_reshape",
+       _e(COMPILE, """
+          def fold_layout_copies(gm: GraphModule) -> None:
+              for node in gm.graph.nodes:
+                  pass
+
+
+          def _recursive_fold_layout_copies(gm: GraphModule) -> None:
+              for subgraph_name in _get_subgraph_names(gm):
+                  _recursive_fold_layout_copies(getattr(gm, subgraph_name))
+              fold_layout_copies(gm)
+          """, "def _recursive_post_grad_passes", where="before"),
+       _e(COMPILE, "_recursive_fold_layout_copies(gm)", "view_to_reshape(gm)", where="after"),
+       expect=[("fold_layout_copies", "_recursive_fold_layout_copies")],
+       note="modelled on compile_fx.py's _recursive_pre_grad_passes / _recursive_joint_graph_passes"),
+    _i("u_tristate_key_support_gate", "tri-state key (None: on where supported) or'ed with a support predicate from the pass module",
+       _e("torch/_inductor/fx_passes/output_sharing.py", """
+          import torch
+
+
+          def output_sharing_supported(gm: torch.fx.GraphModule) -> bool:
+              return torch.version.hip is None
+
+
+          def share_output_computation_pass(graph: torch.fx.Graph) -> None:
+              for node in graph.nodes:
+                  pass
+          """, where="new"),
+       _e(CONFIG, """
+          # share equivalent output computation; None: on where it is known to be safe
+          share_output_computation: bool | None = None
+          """, "pattern_matcher = True"),
+       _e(POST, """
+          from .output_sharing import output_sharing_supported, share_output_computation_pass
+
+          if config.share_output_computation or (
+              config.share_output_computation is None and output_sharing_supported(gm)
+          ):
+              GraphTransformObserver(gm, "share_output_computation").apply_graph_pass(
+                  share_output_computation_pass
+              )
+          """, PG_AT, PG_ROOT),
+       expect=["share_output_computation",
+               ("share_output_computation", "share_output_computation_pass")],
+       note="modelled on fx_passes/dedupe_graph_outputs.py (c9fcc1d2):"
+            " is_output_computation_sharing_supported gate (its wiring inferred)"),
+    _i("u_nested_key_gm_pass_post_grad", "apply_gm_pass of a new module's function under a new key of an existing nested class",
+       _e("torch/_inductor/fx_passes/unwrap_deps.py", """
+          import torch
+
+
+          def unwrap_compute_deps(gm: torch.fx.GraphModule) -> bool:
+              changed = False
+              for node in list(gm.graph.nodes):
+                  if node.op == "call_function" and node.target is torch.ops.higher_order.control_deps:
+                      changed = True
+              return changed
+          """, where="new"),
+       _e(CONFIG, "unwrap_compute_deps: bool = False", "enable_overlap_scheduling: bool = False",
+          "class aten_distributed_optimizations"),
+       _e(POST, """
+          if config.aten_distributed_optimizations.unwrap_compute_deps:
+              from torch._inductor.fx_passes.unwrap_deps import unwrap_compute_deps
+
+              GraphTransformObserver(gm, "unwrap_compute_deps").apply_gm_pass(unwrap_compute_deps)
+          """, PG_AT, PG_ROOT),
+       expect=["aten_distributed_optimizations.unwrap_compute_deps",
+               ("unwrap_compute_deps",)],
+       note="modelled on fx_passes/foreach_mm_post_sched.py (4559cb7d), a gm pass after overlap"
+            " scheduling (its wiring inferred)"),
+    _i("u_inference_aware_pass_class", "CustomInferenceAwareGraphPass subclass in a new module, instantiated and called in post_grad_passes",
+       _e("torch/_inductor/fx_passes/cast_elision.py", """
+          import torch
+          from torch._inductor.custom_graph_pass import CustomInferenceAwareGraphPass
+
+
+          class CastElisionPass(CustomInferenceAwareGraphPass):
+              def __call__(self, graph: torch.fx.Graph, is_inference: bool = False) -> None:
+                  if not is_inference:
+                      return
+                  for node in graph.nodes:
+                      pass
+
+              def uuid(self):
+                  return "cast_elision"
+          """, where="new"),
+       _e(POST, """
+          from .cast_elision import CastElisionPass
+
+          CastElisionPass()(gm.graph, is_inference=is_inference)
+          """, PG_AT, PG_ROOT),
+       expect=["CastElisionPass"],
+       note="modelled on post_grad.py's use of CustomInferenceAwareGraphPass at 000699cc"
+            " (the base class is absent from torch 2.11)"),
+    _i("u_partitioner_solver_dispatch", "new functorch knob selecting a solver from a dict, the solver called in the partitioner root",
+       _e(FCONFIG, """
+          # which solver picks what to recompute: "dp" or "greedy"
+          remat_solver_v2 = "dp"
+          """, "activation_memory_budget = "),
+       _e(PART, """
+          def _remat_solve_dp(joint_module: fx.GraphModule) -> fx.GraphModule:
+              return joint_module
+
+
+          def _remat_solve_greedy(joint_module: fx.GraphModule) -> fx.GraphModule:
+              return joint_module
+
+
+          _REMAT_SOLVERS = {"dp": _remat_solve_dp, "greedy": _remat_solve_greedy}
+          """, "def min_cut_rematerialization_partition"),
+       _e(PART, "joint_module = _REMAT_SOLVERS[config.remat_solver_v2](joint_module)", "if config.cse:",
+          "def min_cut_rematerialization_partition"),
+       expect=["remat_solver_v2", "_remat_solve_dp", "_remat_solve_greedy"],
+       note="modelled on functorch config.activation_memory_budget_solver and its use in"
+            " partitioners.py"),
+    _i("u_scheduler_custom_hook_key", "a new private Callable | None hook key called on the node list in Scheduler._init",
+       _e(CONFIG, """
+          # a user pass over the scheduler nodes, run after loop merging
+          _post_merge_custom_pass: Callable[[list[Any]], list[Any]] | None = None
+          """, "pattern_matcher = True"),
+       _e(SCHED, """
+          if config._post_merge_custom_pass is not None:
+              self.nodes = config._post_merge_custom_pass(self.nodes)
+          """, SCHED_AT, SCHED_ROOT, where="after"),
+       expect=["_post_merge_custom_pass"],
+       note="modelled on config._post_fusion_custom_pass and its call in Scheduler._init (2.14)"),
+    # ---- controls: refactors and additions that add no pass ---------------------------------
+    _i("u_control_patterns_into_joint_dict_lazily", "patterns registered into joint_graph's existing pass dict by a cached init called from lazy_init",
+       _e("torch/_inductor/fx_passes/misc_patterns.py", """
+          def _to_grouped_mm(match) -> None:
+              pass
+
+
+          @functools.cache
+          def _grouped_experts_init(input_device=None):
+              from torch._inductor.pattern_matcher import CallFunction, KeywordArg, register_graph_pattern
+
+              from .joint_graph import patterns
+
+              register_graph_pattern(
+                  CallFunction(aten.bmm.default, KeywordArg("x"), KeywordArg("w")),
+                  pass_dict=patterns,
+              )(lambda match, *args, **kwargs: _to_grouped_mm(match))
+          """, where="append"),
+       _e(JOINT, """
+          from .misc_patterns import _grouped_experts_init
+
+          _grouped_experts_init(input_device)
+          """, "_misc_patterns_init(input_device)", "def lazy_init(", where="after"),
+       control=True,
+       note="modelled on fx_passes/moe.py (66a1445f): new patterns of the registered joint-graph"
+            " pattern pass, no new pass (upstream put the init in a new fx_passes module, which"
+            " the module inventory reports by design; here it is in misc_patterns.py)"),
+    _i("u_control_tensor_helpers", "tensor-overlap predicates added to reinplace.py, used by no pipeline",
+       _e("torch/_inductor/fx_passes/reinplace.py", """
+          def _byte_range(val: torch.Tensor) -> tuple[int, int]:
+              start = val.storage_offset() * val.element_size()
+              span = sum((s - 1) * st for s, st in zip(val.size(), val.stride()) if s > 1)
+              return start, start + (span + 1) * val.element_size()
+
+
+          def copies_may_overlap(dst: torch.Tensor, src: torch.Tensor) -> bool:
+              a, b = _byte_range(dst), _byte_range(src)
+              return not (a[1] <= b[0] or b[1] <= a[0])
+          """, where="append"),
+       control=True,
+       note="modelled on fx_passes/copy_overlap.py (39577877): helpers, no pass (upstream a new"
+            " fx_passes module, which the module inventory reports by design)"),
+    _i("u_control_trace_artifact_in_root", "a trace_structured artifact with lambdas and a counter in post_grad_passes",
+       _e(POST, """
+          counters["inductor"]["post_grad_graphs"] += 1
+          trace_structured(
+              "artifact",
+              metadata_fn=lambda: {"name": "before_post_grad", "encoding": "string"},
+              payload_fn=lambda: gm.print_readable(print_output=False, include_stride=True),
+          )
+          """, PG_AT, PG_ROOT),
+       control=True, note="modelled on the trace_structured artifacts in post_grad_passes"),
+    _i("u_control_new_lowering", "a new register_lowering in lowering.py",
+       _e("torch/_inductor/lowering.py", """
+          @register_lowering(aten.special_erfcx_v2_placeholder, type_promotion_kind=None)
+          def _erfcx_v2(x):
+              return x
+          """, "@register_lowering(aten.clone)"),
+       control=True,
+       note="op coverage: lowerings run only inside regions, where Inductor owns the graph"),
+    _i("u_control_new_decomposition", "a new register_decomposition in _inductor/decomposition.py",
+       _e("torch/_inductor/decomposition.py", """
+          @register_decomposition([aten.hardtanh_backward])
+          def _hardtanh_backward_v2(grad, x, lo, hi):
+              return grad
+          """, "@register_decomposition([aten.clamp])"),
+       control=True,
+       note="op coverage: Inductor's decompositions run only inside regions"),
+]
+INJECTIONS += UPSTREAM
+UPSTREAM_IDS = tuple(i.id for i in UPSTREAM)
+
+
 class AnchorMissing(Exception):
     pass
 
@@ -1358,6 +1920,7 @@ lacks; a step added inside a function that is neither a root nor a registered pa
 `Scheduler.fuse_nodes` or `comms.decide_global_ordering_of_comms`) is not reported by design: it
 runs as part of that registered pass and under its lite flag.
 {_round6(data)}
+{_upstream(data)}
 {_history(data.get("history"))}
 Per-injection findings (file:line, code, message): `bench/results/injected_torch.json`."""
 
@@ -1397,6 +1960,41 @@ a dict entry called in the root was reported under the dict's name, not the func
 `getattr(self, name)()` was silently covered by the `builtins:getattr` helper entry. Both are
 fixed by structure in LG005 (the dict display's entry; each string the name may be, an unreadable
 name reported as written)."""
+
+
+def _upstream(data: dict) -> str:
+    runs = [result["injections"][i] for result in data["results"] for i in UPSTREAM_IDS
+            if i in result["injections"]]
+    injected = [r for r in runs if not r["control"] and r["found"] is not None]
+    controls = [r for r in runs if r["control"] and r["found"] is not None]
+    return f"""
+**Round 10 (torch-forms): {len([i for i in UPSTREAM if not i.control])} injections and
+{len([i for i in UPSTREAM if i.control])} controls modelled on real upstream Inductor changes** (`u_*`,
+each `note=` names the upstream file and commit, read in the index of public repositories, PR
+branches included; the code is this file's own): a new module imported inside `post_grad_passes`
+run by an observer named unlike its function (inductor_cse), a new `fx_passes` package behind a
+new nested config class with `graph = chunk(graph)` in `try` (auto_chunker), a pass object added
+to `pre_grad.py` with its patterns in a new module (apply_gumbel_max_trick),
+`construct_pattern_matcher_pass("new")` (kernel_optimization), observers running lambdas under a
+string gate and a ternary pass choice (the FX bucketing passes), Scheduler steps under a new key of
+a nested class inside `dynamo_timed` and imported from a new module outside `fx_passes`
+(reorder_for_peak_memory, #134874), a plain pass class applied by its module-level instance under
+a `config_flag("...")` gate (group_fusion), passes named by strings in a private list key
+(ddp_fusion), `register_replacement(pass_dicts=...)` in an `init_once_fakemode` init, a
+`_recursive_*` subgraph wrapper, a tri-state key with a support predicate (dedupe_graph_outputs),
+a `CustomInferenceAwareGraphPass` subclass, a functorch solver knob indexing a dict in the
+partitioner, a private `Callable | None` hook key on the scheduler nodes. Controls: patterns added
+to joint_graph's registered pass by a cached init (moe), tensor helpers (copy_overlap), a trace
+artifact in the root, a new lowering and a new decomposition. All runs:
+{sum(r['found'] for r in injected)}/{len(injected)} injections found, {sum(r['found'] for r in controls)}/{len(controls)}
+controls silent. Honestly: the first run (2.14.1, at `f84b94d`, before any fix) found 15 of the
+first 17; the 2 misses were real: `group_norm_fusion_pass.apply(gm.graph)` was covered by the
+registered helper name `apply` (a pattern pass's method), and `SOLVERS[config.x](m)` was named by
+the dict. Both are fixed by structure in LG005 (a method taking an FX graph called on a
+module-level object of a class no registry base makes a pass is that object's step; a dict
+display indexed by a setting runs every entry). Two controls, written as upstream did in new
+`fx_passes` modules, were reported by the FX package's module inventory (by design: a new module
+there is registered first); they now sit in existing modules, the note says so."""
 
 
 def _history(history: dict | None) -> str:

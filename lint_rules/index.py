@@ -1101,6 +1101,10 @@ class _Extractor(ast.NodeVisitor):
         klass = self._class()
         if klass is not None:
             klass["methods"].append(node.name)
+            if not node.name.startswith("__") and _graph_call(node, None, self.vocab):
+                # apply(self, graph): a method that takes one FX graph; called on a module-level
+                # object in a pipeline root, it runs that object as a pass (LG005)
+                klass.setdefault("takes_graph", []).append(node.name)
             if _is_abstract(node):
                 klass["abstract"].append(node.name)
             elif _only_raises_not_implemented(node):
@@ -3042,6 +3046,20 @@ class Index:
                     for k, v in ref[3][1]:
                         if k == key:
                             return self.values(ref[1], ref[2], v, _klass(ref), None, d)
+                elif ref[0] == "value" and ref[3][0] == "d" and ref[3][1]:
+                    # SOLVERS[config.solver]: a key known only at run time may pick any entry
+                    # (each string it can be picks its own, when all of them can be read; a
+                    # config key's default is only the value nobody set)
+                    setting = key[0] == "n" and "." in key[1] and self.config_module(
+                        module, scope, ["n", key[1].rpartition(".")[0]], klass) is not None
+                    keys = [] if setting else self.strings(module, scope, key, klass, d)
+                    entries = [v for k, v in ref[3][1]
+                               if not keys or any(isinstance(n, Unresolved) or n[0] != "str"
+                                                  for n in keys)
+                               or (k[0] == "s" and ("str", k[1]) in keys)]
+                    if entries:
+                        return [found for v in entries
+                                for found in self.values(ref[1], ref[2], v, _klass(ref), None, d)]
             return [Unresolved(_text(expr))]
         return [Unresolved(_text(expr), data=kind == "?" and expr[1] in DATA_EXPRESSIONS)]
 

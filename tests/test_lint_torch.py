@@ -328,6 +328,70 @@ def test_function_shaped_like_a_by_name_reorder_pass_is_reported(copy_linter, to
         ' kind = "function", source = "torch/_inductor/comms.py"')
 
 
+# ---- forms of real upstream work (bench/injected_torch.py u_*) --------------------------------
+
+POST_GRAD_ROOT_AT = "    if config.pattern_matcher:\n"  # first statement of post_grad_passes' kind
+GROUP_PASS = ("\n\nclass GroupNodesPass:\n    def __init__(self, pattern):\n"
+              "        self.pattern = pattern\n\n"
+              "    def apply(self, graph: torch.fx.Graph) -> None:\n"
+              "        for node in graph.nodes:\n            pass\n\n\n"
+              "norm_group_pass = GroupNodesPass(None)\n")
+
+
+def test_graph_method_of_a_module_level_object_is_a_step_named_by_the_object(copy_linter,
+                                                                            torch_copy):
+    """group_fusion.py's GroupFusionPass: a plain class (no pass base) whose module-level
+    instance a root applies to its graph. ``apply`` is also the registered name of a pattern
+    pass's method; the step is the object, so that name cannot cover it."""
+    path = torch_copy / POST_GRAD
+    call = "    norm_group_pass.apply(gm.graph)\n"
+    text = path.read_text()
+    at = text.index("def post_grad_passes(")
+    at = text.index(POST_GRAD_ROOT_AT, at)
+    original = _mutate(path, lambda t: t[:at] + call + t[at:] + GROUP_PASS)
+    line = _line_of(path, call)
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [("LG005", "norm_group_pass", line)]
+    assert findings[0].message == (
+        "'torch._inductor.fx_passes.post_grad:post_grad_passes' calls 'norm_group_pass', which no"
+        " registry entry names; a step of a pass pipeline must be registered: [[pass]] name ="
+        ' "norm_group_pass", stage = "post_grad", lite = "never", kind = "helper", source ='
+        ' "torch/_inductor/fx_passes/post_grad.py"')
+
+
+PARTITIONERS = "_functorch/partitioners.py"
+SOLVERS = ("\n\ndef _remat_solve_dp(joint_module):\n    return joint_module\n\n\n"
+           "def _remat_solve_greedy(joint_module):\n    return joint_module\n\n\n"
+           '_REMAT_SOLVERS = {"dp": _remat_solve_dp, "greedy": _remat_solve_greedy}\n')
+
+
+def test_dict_entry_picked_by_a_config_value_is_a_step_for_every_entry(copy_linter, torch_copy):
+    """``_REMAT_SOLVERS[config.activation_memory_budget_solver](joint_module)`` in a root: the
+    key is a setting (its default is only the value nobody set), so each entry may run."""
+    path = torch_copy / PARTITIONERS
+    call = ("    joint_module = _REMAT_SOLVERS[config.activation_memory_budget_solver]"
+            "(joint_module)\n")
+    text = path.read_text()
+    at = text.index("    if config.cse:\n", text.index("def min_cut_rematerialization_partition("))
+    original = _mutate(path, lambda t: t[:at] + call + t[at:] + SOLVERS)
+    line = _line_of(path, call)
+    try:
+        findings = copy_linter().findings
+    finally:
+        path.write_bytes(original)
+    assert [(f.code, f.name, f.line) for f in findings] == [
+        ("LG005", "_remat_solve_dp", line), ("LG005", "_remat_solve_greedy", line)]
+    for finding in findings:
+        assert finding.message == (
+            f"'torch._functorch.partitioners:min_cut_rematerialization_partition' calls"
+            f" '{finding.name}', which no registry entry names; a step of a pass pipeline must be"
+            f' registered: [[pass]] name = "{finding.name}", stage = "aot", lite = "never", kind ='
+            f' "helper", source = "torch/_functorch/partitioners.py"')
+
+
 def test_helper_of_another_signature_in_comms_is_not_a_pass(copy_linter, torch_copy):
     path = torch_copy / COMMS
     original = _mutate(path, lambda t: t.replace(

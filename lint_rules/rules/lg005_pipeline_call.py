@@ -21,7 +21,11 @@ the lambdas handed to it run under that name too (they are not in the root's own
 A root also runs what it hands on without calling it: a function passed as an argument
 (``run_and_log("x", fold_slices, gm)``, ``pass_execution_and_save(p, ...)``), or listed in a pass
 list it loops over, is a step named like a call; ``functools.partial(f, ...)(g)`` and a loop
-variable over such a list are named by the function that runs. Calls to another root, to a class
+variable over such a list are named by the function that runs; a dict display indexed by a
+setting (``SOLVERS[config.solver](gm)``) runs every entry it may pick. A method taking an FX graph
+called on a module-level object of a class no registry base makes a pass (``grouper.apply(g)``)
+runs that object: the step is named by the object, not by the method, whose name other passes'
+methods share. Calls to another root, to a class
 whose ``__init__`` is a root, or to a function a registry entry hooks (the guard names the pass
 there: ``memory_plan_reuse`` is ``ReuseLine``'s hook) are covered. A root or hooked driver that
 runs what it finds in its module's ``globals()`` (comms' reorder driver) makes every function of
@@ -104,6 +108,19 @@ kind = "helper"
 lite = "always"
 why = "reads an attribute; what it returns, when called, is the step"
 """
+_APPLY = """
+[[base]]
+name = "torch.fx.graph:Graph"
+role = "graph_type"
+members = ["nodes"]
+
+[[pass]]
+name = "apply"
+stage = "post_grad"
+kind = "helper"
+lite = "never"
+why = "a pattern pass's apply"
+"""
 _RUN_ALL = """
 [[pipeline]]
 root = "torch._inductor.fx_passes.post_grad:run_all"
@@ -160,6 +177,11 @@ class UnregisteredPipelineCall(IndexRule):
         Example("def remove_noop_ops(g):\n    pass\n\ndef post_grad_passes(gm):\n"
                 "    for p in (remove_noop_ops,):\n        p(gm.graph)\n",
                 path=_PATH, registry=_REGISTRY),
+        # a method of a module-level object that takes no graph keeps its method's name
+        # (V.set_fake_mode(m): registered by that name)
+        Example("class Handler:\n    def apply(self, mode):\n        pass\n\nV = Handler()\n\n"
+                "def post_grad_passes(gm):\n    V.apply(None)\n", path=_PATH,
+                registry=_REGISTRY + _APPLY),
         # another root is checked as a root, not registered as a step
         Example("def post_grad_passes(gm):\n    pass\n\ndef run_all(gm):\n    post_grad_passes(gm)\n",
                 path=_PATH, registry=_REGISTRY + _RUN_ALL),
@@ -233,6 +255,24 @@ class UnregisteredPipelineCall(IndexRule):
                 message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
                 " 'getattr(gm, name)', which no registry entry names; a step of a pass pipeline"
                 " must be registered: " + _HINT.format("getattr(gm, name)")),
+        # a module-level object of a class no base makes a pass, applied to the graph: the
+        # object is the step ('apply', a pattern pass's registered method, cannot cover it)
+        Example("class Grouper:\n    def apply(self, graph: torch.fx.Graph):\n        pass\n\n"
+                "grouper = Grouper()\n\ndef apply(g):\n    pass\n\n"
+                "def post_grad_passes(gm):\n    grouper.apply(gm.graph)\n", path=_PATH,
+                registry=_REGISTRY + _APPLY, line=11,
+                message="'torch._inductor.fx_passes.post_grad:post_grad_passes' calls 'grouper',"
+                " which no registry entry names; a step of a pass pipeline must be registered: "
+                + _HINT.format("grouper")),
+        # a dict display indexed by a setting: every entry may be picked, each runs
+        Example("from torch._inductor import config\n\ndef solve_a(m):\n    pass\n\n"
+                "def solve_b(m):\n    pass\n\nSOLVERS = {'a': solve_a, 'b': solve_b}\n\n"
+                "def post_grad_passes(gm):\n    SOLVERS[config.solver](gm)\n", path=_PATH,
+                registry=_REGISTRY,
+                expect=tuple((12, "'torch._inductor.fx_passes.post_grad:post_grad_passes' calls"
+                              f" '{name}', which no registry entry names; a step of a pass"
+                              " pipeline must be registered: " + _HINT.format(name))
+                             for name in ("solve_a", "solve_b"))),
         Example("def rewrite(gm):\n    pass\n", path="torch/_inductor/fx_passes/new_rewrite.py",
                 registry=_REGISTRY, line=1,
                 message="module 'torch/_inductor/fx_passes/new_rewrite.py' is in the FX pass package"
@@ -359,6 +399,10 @@ class UnregisteredPipelineCall(IndexRule):
         leaf = text.rsplit(".", 1)[-1]
         ref = index.expr_ref(module, scope, callee, klass) if callee[0] in ("n", "sub") \
             else ("unknown", text)
+        if ref[0] in ("unknown", "value") and callee[0] == "n" and "." in callee[1]:
+            obj = _pass_object(index, module, scope, klass, *callee[1].rsplit(".", 1))
+            if obj is not None:
+                return (False, *obj)
         if ref[0] in ("class", "func", "instance") and ref[0] != "instance":
             identity = index.identity(ref[1], ref[2])
             home = ref[1] if is_torch_module(ref[1]) else ""
@@ -510,6 +554,48 @@ def _is_root(index, ref, roots) -> bool:
     name = f"{real_module(ref[1])}:{ref[2]}"
     # Constructing a class whose __init__ is a root (Scheduler(...)) runs that root.
     return name in roots or (ref[0] == "class" and f"{name}.__init__" in roots)
+
+
+# Registry base roles whose instances are passes LG001 names itself (an observer, a pattern pass,
+# a pass class): a method called on one of them is covered by that pass's own name.
+_NAMED_ROLES = ("observer", "pattern_pass", "pass_class")
+
+
+def _pass_object(index, module: str, scope: str, klass: str, receiver: str, method: str
+                 ) -> tuple[str, list[str], str] | None:
+    """``norm_fusion_pass.apply(g)`` in a root, ``norm_fusion_pass`` a module-level object of a
+    class of the tree that no registry base makes a pass, ``apply`` a method of that class taking
+    one FX graph: the root runs that object as a pass, so the step is the object, named as pass
+    objects are (its variable: the identity, its qualified name), never by the method, whose name
+    (``apply``) other passes' methods share. (name, candidates, torch home) or None when the
+    receiver is not such an object (``V.set_fake_mode(m)``: no graph goes in)."""
+    ref = index.expr_ref(module, scope, ["n", receiver], klass)
+    if ref[0] != "value" or ref[2] != "":
+        return None  # a local (an updater made in the root) or anything but a module-level object
+    made = index.values(module, scope, ["n", receiver], klass)
+    if not made or any(isinstance(v, Unresolved) or v[0] != "instance"
+                       or index.class_info(v[1], v[2]) is None for v in made):
+        return None
+    if any(index.pass_base(v[1], v[2], role) for v in made for role in _NAMED_ROLES):
+        return None
+    if not all(_takes_graph(index, v[1], v[2], method) for v in made):
+        return None
+    assigns = index.modules[ref[1]]["assigns"].get("", {})
+    variable = next((name for name, binding in assigns.items() if binding is ref[3]), None)
+    if variable is None:
+        return None
+    identity = index.identity(ref[1], variable)
+    from lint_rules.index import real_module
+
+    return identity, [identity, qualified_name(real_module(ref[1]), variable)], \
+        ref[1] if is_torch_module(ref[1]) else ""
+
+
+def _takes_graph(index, module: str, qualname: str, method: str) -> bool:
+    """Does this class (or a class it derives from) define ``method`` taking one FX graph?"""
+    chain = [("class", module, qualname), *index.ancestors(module, qualname)[0]]
+    return any(method in (index.class_info(r[1], r[2]) or {}).get("takes_graph", ())
+               for r in chain if r[0] == "class")
 
 
 def _is_partial_call(expr: list) -> bool:
