@@ -91,6 +91,14 @@ def _eager(fn):
     return out, (x.grad, w.grad)
 
 
+def _assert_close_to_eager(fn, out, grads):
+    """Region code is Inductor's: close to eager, not bitwise."""
+    expected, expected_grads = _eager(fn)
+    torch.testing.assert_close(out, expected)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want)
+
+
 def test_a_region_around_torch_cond_compiles_the_cond_with_its_branches():
     # Failed before in Inductor's lowering ("both a fallback and a decomp for same op:
     # aten.gelu.default"): AOTAutograd traced the branches again without the region's annotation.
@@ -98,10 +106,7 @@ def test_a_region_around_torch_cond_compiles_the_cond_with_its_branches():
     region_code = {name: code for ledger in ledgers for name, code in ledger.region_code.items()}
     assert len(region_code) == 2 and not warned  # the forward's region and the backward's
     assert all("/region[outer]/" in name for name in region_code)
-    expected, expected_grads = _eager(cond_around)
-    torch.testing.assert_close(out, expected)
-    for got, want in zip(grads, expected_grads):
-        torch.testing.assert_close(got, want)
+    _assert_close_to_eager(cond_around, out, grads)
 
 
 def test_a_region_around_nested_compile_region_calls_compiles_them_and_warns_nothing():
@@ -117,10 +122,7 @@ def test_a_region_inside_a_cond_branch_compiles_in_the_branch():
     out, grads, ledgers, warned = _run(cond_inside)
     names = [name for ledger in ledgers for name in ledger.region_code]
     assert names == [f"{ledgers[0].graph_name}/fw/true_graph_0/region[inner]/0"] and not warned
-    expected, expected_grads = _eager(cond_inside)
-    torch.testing.assert_close(out, expected)
-    for got, want in zip(grads, expected_grads):
-        torch.testing.assert_close(got, want)
+    _assert_close_to_eager(cond_inside, out, grads)
 
 
 def test_a_region_inside_a_nested_compile_region_body_compiles_once_for_both_calls():
