@@ -169,8 +169,13 @@ def _swapped_call(cls: type) -> str | None:
             continue
         code = layer.__code__
         module = layer.__globals__.get("__name__") if isinstance(layer.__globals__, dict) else None
-        own = {f"{k.__qualname__}.__call__" for k in cls.__mro__ if k.__module__ == module}
-        return None if getattr(code, "co_qualname", code.co_name) in own else known[1]
+        # The code's qualified name is fixed where it was written; a class's __qualname__ can
+        # be set afterwards (to any text), its __name__ too: either naming it is its own code.
+        name = getattr(code, "co_qualname", code.co_name)
+        own = any(name == f"{k.__qualname__}.__call__"
+                  or f".{name}".endswith(f".{k.__name__}.__call__")
+                  for k in cls.__mro__ if k.__module__ == module)
+        return None if own else known[1]
     return None
 
 
