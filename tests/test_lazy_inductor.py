@@ -9,6 +9,7 @@ Each case runs in a fresh interpreter, so sys.modules is the measurement.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -29,9 +30,10 @@ def train(backend):
 """
 
 
-def _run(body: str) -> dict:
+def _run(body: str, env: dict[str, str] | None = None) -> dict:
     script = PRELUDE + textwrap.dedent(body)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, **(env or {})})
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -114,9 +116,16 @@ _REGION = """
 """
 
 
-def test_region_compile_imports_inductor_and_guards_it_as_if_imported_before():
-    lazy = _run(_REGION)
-    eager = _run("import torch._inductor.compile_fx\n" + textwrap.dedent(_REGION))
+def _fresh_caches(path) -> dict[str, str]:
+    # Each run compiles from empty caches: what an earlier test's kernels left in a shared
+    # Inductor cache would add the guard's kernel-library rows to one run and not the other.
+    return {"TORCHINDUCTOR_CACHE_DIR": str(path / "inductor"), "LITE_GUARD_CACHE_DIR": str(path / "lg")}
+
+
+def test_region_compile_imports_inductor_and_guards_it_as_if_imported_before(tmp_path):
+    lazy = _run(_REGION, _fresh_caches(tmp_path / "lazy"))
+    eager = _run("import torch._inductor.compile_fx\n" + textwrap.dedent(_REGION),
+                 _fresh_caches(tmp_path / "eager"))
     assert lazy["compile_fx"] and lazy["regions"] == ["graph0/bw/region[r]/0", "graph0/fw/region[r]/0"]
     # Same passes seen, same verdicts, same graphs: the hooks patched on import did their job.
     assert lazy["entries"] == eager["entries"] and lazy["entries"]
