@@ -19,6 +19,7 @@ from lite_compiler import hooks
 
 aten = torch.ops.aten
 HERE = __name__
+pytestmark = pytest.mark.usefixtures("torch_untouched")  # tests/conftest.py
 RAN = []  # what the attacking code did, in order: a refused pass must never have run
 
 
@@ -26,13 +27,6 @@ def qualified(qualname):
     return f"{HERE}:{qualname}"
 
 
-@pytest.fixture(autouse=True)
-def torch_untouched():
-    RAN.clear()
-    torch._dynamo.reset()
-    yield
-    RAN.clear()
-    assert not hooks.installed() and not lite_compiler.guard_active()
 
 
 def region_fn(x):
