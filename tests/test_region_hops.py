@@ -12,6 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import pytest
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,18 +64,18 @@ def nested_inside(x, w):
     return _block_with_region(_block_with_region(x, w), w)
 
 
-def _inputs():
+def _inputs(device="cpu"):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(8, 16, generator=g)
-    x = (x - x.min() + 0.1).requires_grad_()  # sum > 0: the branch holding the region runs
-    return x, torch.randn(16, 16, generator=g, requires_grad=True)
+    x = (x - x.min() + 0.1).to(device).requires_grad_()  # sum > 0: the branch holding the region runs
+    return x, torch.randn(16, 16, generator=g).to(device).requires_grad_()
 
 
-def _run(fn):
+def _run(fn, device="cpu"):
     torch._dynamo.reset()
     clear_ledgers()
     regions._WARNED_NESTED.clear()
-    x, w = _inputs()
+    x, w = _inputs(device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = torch.compile(fn, backend="lite")(x, w)
@@ -84,8 +85,8 @@ def _run(fn):
                                             if issubclass(c.category, lite_compiler.LiteRegionNotCompiled)]
 
 
-def _eager(fn):
-    x, w = _inputs()
+def _eager(fn, device="cpu"):
+    x, w = _inputs(device)
     out = fn(x, w)
     out.sum().backward()
     return out, (x.grad, w.grad)
@@ -132,6 +133,22 @@ def test_a_region_inside_a_nested_compile_region_body_compiles_once_for_both_cal
                      "fw/partitioned_fw_subgraph_0_0/region[inner]/0"] and not warned
     expected, _ = _eager(nested_inside)
     torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="Triton regions need a CUDA device")
+@pytest.mark.parametrize("fn, expected_regions", [(cond_around, 2), (nested_around, 2),
+                                                  (cond_inside, 1), (nested_inside, 2)],
+                         ids=["cond_around", "nested_around", "cond_inside", "nested_inside"])
+def test_regions_around_and_inside_higher_order_ops_compile_to_triton_on_gpu(fn, expected_regions):
+    out, grads, ledgers, warned = _run(fn, "cuda")
+    region_code = [code for ledger in ledgers for code in ledger.region_code.values()]
+    assert len(region_code) == expected_regions and not warned
+    assert all("@triton.jit" in code for code in region_code)
+    expected, expected_grads = _eager(fn, "cuda")
+    torch.testing.assert_close(out, expected)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want)
 
 
 def _scan_body(carry, x):
