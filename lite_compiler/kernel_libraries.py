@@ -182,10 +182,16 @@ def check_region_kernels(namespace: dict[str, Any], region_graph: str) -> None:
     loaded cannot be rebuilt, and a default-mode compile of the same kernel loads it that way."""
     if not guard.enforcing():
         return
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    # Only Inductor's C++ cache: a CUDA region's module also binds torch's own extension
+    # (torch._C._cuda_getCurrentRawStream), which is torch's install, not a cached kernel.
+    cache = os.path.join(os.path.realpath(cache_dir()), "")
     for value in list(namespace.values()):
         owner = getattr(value, "__self__", None)
         path = getattr(owner, "__file__", None) if isinstance(owner, types.ModuleType) else None
         if not isinstance(path, str) or not path.endswith((".so", ".pyd", ".dylib")) \
+                or not os.path.realpath(path).startswith(cache) \
                 or path in _REPORTED or verified(path):
             continue
         _REPORTED.add(path)

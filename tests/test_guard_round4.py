@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 import torch
@@ -340,13 +341,17 @@ def sin_region_fn(x, w):
 
 
 def _kernel_libraries(fn, x, w):
-    """The .so files the lite compile of ``fn`` loaded (new kernel modules), and its result."""
-    from torch._inductor.codecache import CppPythonBindingsCodeCache
+    """The .so files the lite compile of ``fn`` loaded (new kernel modules), and its result.
+    Inductor puts each kernel module it loads in sys.modules (every supported torch)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
 
-    before = set(CppPythonBindingsCodeCache._loaded_module_names)
+    def libraries():
+        files = {str(getattr(module, "__file__", "")) for module in list(sys.modules.values())}
+        return {f for f in files if f.endswith(".so") and f.startswith(cache_dir())}
+
+    before = libraries()
     out = compile_lite(fn)(x, w)
-    names = set(CppPythonBindingsCodeCache._loaded_module_names) - before
-    return [sys.modules[name].__file__ for name in names], out
+    return sorted(libraries() - before), out
 
 
 def test_kernel_library_planted_in_inductors_cpp_cache_is_not_loaded(tmp_path):
@@ -401,6 +406,26 @@ def test_kernel_library_loaded_earlier_without_an_authentic_record_is_reported(m
         assert torch.equal(compile_lite(cos_region_fn)(x, w), clean)
     (row,) = [r for r in lite_compiler.last_ledger().entries if r.name == "<kernel library unverified>"]
     assert row.kind == "cache" and "outside a lite compile" in row.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_region_binding_torchs_own_extension_is_not_reported(monkeypatch):
+    """A CUDA region's module binds torch._C's functions (the raw-stream getter): torch's own
+    extension, not a kernel library of Inductor's cache. Seen on the H200 before the fix: every
+    CUDA region reported torch/_C.so as "loaded from Inductor's C++ cache ... no authentic
+    record". Even with no record anywhere, nothing outside the cache is reported."""
+    from lite_compiler import kernel_libraries
+
+    monkeypatch.setattr(kernel_libraries, "_SEEN", {})
+    monkeypatch.setattr(kernel_libraries, "_STORE", [None])
+    monkeypatch.setattr(kernel_libraries, "_REPORTED", set())
+    x, w = torch.randn(13, 11, device="cuda"), torch.randn(11, 11, device="cuda")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compile_lite(cos_region_fn)(x, w)
+    assert [r for r in lite_compiler.last_ledger().entries if r.name == "<kernel library unverified>"] == []
+    assert [str(c.message) for c in caught if "kernel library" in str(c.message)] == []
 
 
 # ---- open: the lowering table's records rewritten together --------------------------------------

@@ -147,8 +147,8 @@ def test_regions_around_and_inside_higher_order_ops_compile_to_triton_on_gpu(fn,
     assert all("@triton.jit" in code for code in region_code)
     expected, expected_grads = _eager(fn, "cuda")
     torch.testing.assert_close(out, expected)
-    for got, want in zip(grads, expected_grads):
-        torch.testing.assert_close(got, want)
+    for got, want in zip(grads, expected_grads):  # fp32 sums in another order than eager's
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
 def _scan_body(carry, x):
