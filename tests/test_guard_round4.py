@@ -397,7 +397,9 @@ def test_kernel_library_loaded_earlier_without_an_authentic_record_is_reported(m
     from lite_compiler import kernel_libraries
     from lite_compiler.errors import LiteGuardReport
 
-    x, w = torch.randn(13, 11), torch.randn(11, 11)
+    # Shapes no other test compiles: the planted-library test's kernel (13 x 11) must not be
+    # built or rebuilt here while that test runs beside it (pytest -n: seen on the H200).
+    x, w = torch.randn(17, 7), torch.randn(7, 7)
     clean = compile_lite(cos_region_fn)(x, w)  # built (or verified) and loaded: in memory now
     monkeypatch.setattr(kernel_libraries, "_SEEN", {})
     monkeypatch.setattr(kernel_libraries, "_STORE", [None])  # no authentic record anywhere
