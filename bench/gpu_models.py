@@ -583,11 +583,16 @@ def main() -> int:
 
         loaded = [json.loads(Path(path).read_text()) for path in args.markdown]
         # Provenance: the commits the results files say they measured, not this checkout's HEAD.
-        commits = dict.fromkeys(r["commit"].split()[0] for r in loaded
-                                if isinstance(r, dict) and r.get("commit"))
-        measured = "\n".join(f"Measured: `GPU_BENCH_COMMIT={c} OUT=results bash bench/gpu_session.sh`"
-                             f" at commit `{c}` (rendered by `python bench/gpu_models.py --markdown`)."
-                             for c in commits)
+        # Each line names the commands the results files say ran (not the session script, which a
+        # device call may not have used), so a reader can rerun exactly them.
+        commands: dict[str, dict[str, None]] = {}
+        for r in loaded:
+            if isinstance(r, dict) and r.get("commit"):
+                commands.setdefault(r["commit"].split()[0], {})[r.get("command", "")] = None
+        measured = "\n".join(f"Measured: `{'; '.join(c for c in ran if c) or 'bench/gpu_session.sh'}`"
+                             f" at commit `{commit}` (a clean snapshot on the H200; rendered by"
+                             " `python bench/gpu_models.py --markdown`)."
+                             for commit, ran in commands.items())
         body = (measured + "\n\n" + markdown_runs(loaded) + "\n\n"
                 + (Path(__file__).parent / "gpu_models_notes.md").read_text())
         replace_section(Path(__file__).parent.parent / "BENCHMARKS.md", SECTION, body)
@@ -853,8 +858,8 @@ def _flex_goal(name: str, median_ratio: float, per_round: list[float]) -> str:
 
 
 def markdown(report: dict, flex: dict | None = None) -> str:
-    out = [f"Produced by `{report.get('command', 'python bench/gpu_models.py')}` (through"
-           f" `bench/gpu_session.sh`) with the device tool on one {report['device']} (torch {report['torch']});"
+    out = [f"Produced by `{report.get('command', 'python bench/gpu_models.py')}`"
+           f" with the device tool on one {report['device']} (torch {report['torch']});"
            f" code: {report['commit']}{_note(report)}.",
            "",
            "Each variant is a fresh process with empty Inductor/Triton caches; its clock starts before"
