@@ -314,7 +314,7 @@ def test_the_flex_goal_over_several_rounds_is_met_only_when_met_within_every_rou
     import sys
 
     sys.path.insert(0, str(REPO))
-    from bench.gpu_models import _flex
+    from bench.gpu_models_render import _flex
 
     def row(variant: str, number: int, step: float) -> dict:
         return {"variant": variant, "round": number, "step_ms": step, "host_ms": step,
