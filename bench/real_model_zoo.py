@@ -489,6 +489,33 @@ CASES: dict[str, Case] = {c.name: c for c in [
          _hf("XLNetLMHeadModel", "XLNetConfig", vocab_size=128, d_model=32, n_layer=2, n_head=2,
              d_inner=64, use_mems_train=False),
          _tokens(), _hf_rules("xlnet", ("XLNetFeedForward", "ff"))),
+    # Added in round 12 as a third held-out check: sliding-window chunks built with as_strided,
+    # ceil-mode pooling, query pooling between blocks, attention biases gathered by index, and a
+    # patched time-series encoder.
+    Case("transformers Longformer (sliding-window chunks, as_strided)", "transformers",
+         _hf("LongformerForMaskedLM", "LongformerConfig", vocab_size=128, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, attention_window=4,
+             max_position_embeddings=64, pad_token_id=1),
+         _tokens(), _hf_rules("longformer", ("LongformerIntermediate", "ffn"))),
+    Case("torchvision SqueezeNet (fire modules, ceil-mode pooling)", "torchvision",
+         lambda: _tv().models.squeezenet1_1(num_classes=10), _image(size=64),
+         _tv_rules("torchvision.models.squeezenet", "Fire", "fire")),
+    Case("transformers Funnel (query pooling between blocks)", "transformers",
+         _hf("FunnelForMaskedLM", "FunnelConfig", vocab_size=128, block_sizes=[1, 1],
+             num_decoder_layers=1, d_model=32, n_head=2, d_head=16, d_inner=64),
+         _tokens(), _hf_rules("funnel", ("FunnelPositionwiseFFN", "ffn"))),
+    Case("transformers LeViT (attention biases gathered by index)", "transformers",
+         _hf("LevitForImageClassification", "LevitConfig", image_size=32, patch_size=16,
+             hidden_sizes=[16, 24, 32], num_attention_heads=[1, 2, 2], depths=[1, 1, 1],
+             key_dim=[8, 8, 8], mlp_ratio=[2, 2, 2],
+             attention_ratio=[2, 2, 2], num_labels=10),
+         _pixels(), _hf_rules("levit", ("LevitMLPLayer", "mlp"))),
+    Case("transformers PatchTST (time-series patches, channel independence)", "transformers",
+         _hf("PatchTSTForPrediction", "PatchTSTConfig", num_input_channels=3, context_length=32,
+             patch_length=8, patch_stride=8, prediction_length=8, d_model=32,
+             num_attention_heads=2, num_hidden_layers=2, ffn_dim=64),
+         lambda g: ((), {"past_values": torch.randn(2, 32, 3, generator=g)}),
+         _hf_rules("patchtst", ("PatchTSTBatchNorm", "norm"))),
 ]}
 
 
