@@ -40,6 +40,8 @@ import typing
 from pathlib import Path
 
 from lint_rules.findings import FileResult, Finding
+from lite_guard.registry_cache import DEFAULT_MAX_RUNS as MAX_RUNS
+from lite_guard.registry_cache import MAX_BYTES, MAX_RUNS_ENV, MAX_RUNS_LIMIT, max_runs
 
 ENV = "LITE_GUARD_CACHE_DIR"
 LAYOUT = "lint-v3"  # v1 (no MAC) and v2 (an entry per file) are never read
@@ -50,9 +52,8 @@ _RUN_DOMAIN = b"lite-guard lint run\0"
 # The cache is bounded: past either limit the least recently used runs go (record and pack).
 # Every distinct set of paths is a run (pre-commit's lite-guard-files hook makes one per commit),
 # so an unbounded cache grew by a record and a pack for each, forever.
-MAX_RUNS = 64  # LITE_GUARD_CACHE_MAX_RUNS sets another
-MAX_RUNS_ENV = "LITE_GUARD_CACHE_MAX_RUNS"
-MAX_BYTES = 1 << 30
+# MAX_RUNS (LITE_GUARD_CACHE_MAX_RUNS sets another) and MAX_BYTES bound the registry and the
+# verdict caches too: one setting, one policy (lite_guard.registry_cache.AuthenticatedStore.prune).
 _STALE_SECONDS = 3600  # a temp file or an unnamed pack this old is no run's in progress
 
 
@@ -536,14 +537,12 @@ def _pack_name(digest: str) -> str | None:
 
 
 def _max_runs(warn) -> int:
-    text = os.environ.get(MAX_RUNS_ENV, "")
-    if not text:
+    runs = max_runs()
+    if runs is None:
+        warn(f"lite_guard: warning: {MAX_RUNS_ENV}={os.environ[MAX_RUNS_ENV]!r} is not a number of"
+             f" runs from 1 to {MAX_RUNS_LIMIT}; keeping at most {MAX_RUNS}")
         return MAX_RUNS
-    if text.strip().isdigit() and 0 < int(text) <= 1 << 20:
-        return int(text)
-    warn(f"lite_guard: warning: {MAX_RUNS_ENV}={text!r} is not a number of runs from 1 to"
-         f" {1 << 20}; keeping at most {MAX_RUNS}")
-    return MAX_RUNS
+    return runs
 
 
 def _warn(line: str) -> None:

@@ -1,0 +1,138 @@
+"""Hostile inputs of round 12, through the real CLI (helpers of tests/test_hostile.py) and the real
+caches on real files: the registry and verdict caches that grew forever beside the bounded lint
+cache, flake8 losing a run on a file name it could not encode, and the new attacks of this round."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from lite_guard import registry_cache
+from test_hostile import BOUND, REAL_PASS, assert_real_finding, check, hostile_tree
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REGISTRY = """
+[[pass]]
+name = "mypkg.passes:{name}"
+stage = "post_grad"
+lite = "never"
+why = "a project pass"
+"""
+
+
+# ---- (a) every cache is bounded as the lint cache is ---------------------------------------------
+
+@pytest.fixture()
+def cache_dir(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("LITE_GUARD_CACHE_DIR", str(directory))
+    monkeypatch.delenv(registry_cache.ENV_SWITCH, raising=False)
+    monkeypatch.delenv("LITE_GUARD_VERDICT_CACHE", raising=False)
+    return directory
+
+
+def _aged(path, seconds_ago):
+    when = time.time() - seconds_ago
+    os.utime(path, (when, when))
+
+
+def test_the_registry_cache_keeps_the_runs_the_lint_cache_setting_names(cache_dir, tmp_path,
+                                                                         monkeypatch):
+    """The registry cache kept 64 entries whatever LITE_GUARD_CACHE_MAX_RUNS said, had no bound
+    in bytes, and a killed process's temp file stayed forever. It follows the lint cache's
+    policy now: that many entries by last use, 1 GiB, temp files gone after an hour."""
+    monkeypatch.setenv("LITE_GUARD_CACHE_MAX_RUNS", "2")
+    layout = cache_dir / registry_cache.LAYOUT
+
+    def load(name):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(REGISTRY.format(name=name))
+        assert [p.name for p in registry_cache.cached_registry([path]).passes] == [
+            f"mypkg.passes:{name}"]
+
+    def entries():
+        return sorted(p.name for p in layout.glob("*.pickle"))
+
+    load("first")
+    (first,) = entries()
+    _aged(layout / first, 60)
+    load("second")
+    load("first")  # a hit: now the most recently used
+    killed = layout / ".deadbeef-1-0000.tmp"
+    killed.write_bytes(b"half an entry")
+    _aged(killed, 7200)
+    load("third")
+    left = entries()
+    assert len(left) == 2 and first in left, left  # the second (least recently used) went
+    assert not killed.exists()
+
+
+def test_the_registry_cache_stays_under_its_byte_bound(cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(registry_cache, "MAX_BYTES", 1)  # any entry is over: only the new one stays
+    for name in ("a", "b", "c"):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(REGISTRY.format(name=name))
+        registry_cache.cached_registry([path])
+    assert len(list((cache_dir / registry_cache.LAYOUT).glob("*.pickle"))) == 1
+
+
+def test_the_verdict_cache_is_bounded_by_the_same_setting(cache_dir, monkeypatch):
+    """Every fused signature's verdict was a file kept forever. Now a batch of verdicts is
+    pruned as the other caches are: PER_RUN verdicts per run of LITE_GUARD_CACHE_MAX_RUNS,
+    by last use (a hit is a use)."""
+    from lite_compiler.verdict_cache import LAYOUT, PER_RUN, VerdictStore
+
+    monkeypatch.setenv("LITE_GUARD_CACHE_MAX_RUNS", "1")
+    verdict = {"bitwise": True, "reason": "r", "coverage": "c", "proven": True}
+    names = [f"{i:064x}" for i in range(PER_RUN + 5)]
+    store = VerdictStore.open()
+    for name in names[:PER_RUN]:
+        store.put(name, verdict)
+    store.close()
+    for name in names[:PER_RUN]:
+        _aged(cache_dir / LAYOUT / f"{name}.json", 600 - int(name, 16))  # older first
+    store = VerdictStore.open()
+    assert store.get(names[0]) == verdict  # the oldest, used again
+    for name in names[PER_RUN:]:
+        store.put(name, verdict)
+    store.close()
+    left = {p.stem for p in (cache_dir / LAYOUT).glob("*.json")}
+    assert len(left) == PER_RUN and names[0] in left
+    assert set(names[1:6]).isdisjoint(left)  # the five least recently used went
+
+
+# ---- (b) flake8 printing a file name it cannot encode ---------------------------------------------
+
+def _flake8(root, tmp_path, *args):
+    # The report plugin as pip installs it: an entry point in a dist-info on the path.
+    site = tmp_path / "site"
+    meta = site / "lite_guard_formatter-0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: lite-guard-formatter\nVersion: 0\n")
+    (meta / "entry_points.txt").write_text(
+        "[flake8.report]\nlite-guard = lint_rules.flake8_format:EscapingFormatter\n")
+    return subprocess.run([sys.executable, "-m", "flake8", "--select", "LG", *args, "."], cwd=root,
+                          capture_output=True, timeout=BOUND,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([REPO, str(site)]),
+                               "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
+
+
+def test_flake8_with_our_formatter_prints_an_undecodable_file_name_escaped(tmp_path):
+    """flake8's formatter raised UnicodeEncodeError on ``bad\\xff.py`` and the run was lost.
+    ``--format=lite-guard`` prints it as ``lite_guard check`` does; flake8's own formatters are
+    flake8's (documented in SECURITY.md)."""
+    root = hostile_tree(tmp_path)
+    with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "w") as handle:
+        handle.write(REAL_PASS)
+    result = _flake8(root, tmp_path, "--format=lite-guard", "--show-source")
+    out = result.stdout.decode("utf-8")
+    assert result.returncode == 1 and b"Traceback" not in result.stderr, result.stderr
+    assert "./bad\\udcff.py:4:7: LG001 graph pass 'bad\\udcff:MyPass' (class deriving from" \
+           " CustomGraphPass) is not in any registry" in out, out
+    assert "./real_pass.py:4:7: LG001 graph pass 'real_pass:MyPass'" in out
+    assert "class MyPass(CustomGraphPass):" in out  # --show-source still shows the line
