@@ -35,7 +35,7 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
                          pattern registrations ("reg": the call, the decorated handler)
     calls                pipeline root qualname -> the calls in its body (LG005)
     returns              function qualname -> names / constructors it returns (factories)
-    suppress             line -> text, for lines carrying a lite-guard / noqa comment
+    suppress             line -> text of its lite-guard / noqa comment (a real comment token)
 """
 
 from __future__ import annotations
@@ -45,15 +45,17 @@ import builtins
 import collections
 import functools
 import importlib.util
+import io
 import os
 import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 19  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 20  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -80,12 +82,27 @@ def source_lines(text: str, keepends: bool = False) -> list[str]:
     return lines
 
 
-def _suppression_lines(lines: list[str]) -> dict[str, str]:
-    """Line number -> text of every line with a ``lite-guard`` / ``noqa`` comment."""
-    if not _SUPPRESS_WORD.search("\n".join(lines)):  # one scan; most files have none
+def suppression_comments(lines: list[str]) -> dict[str, str]:
+    """Line number -> text of every ``lite-guard`` / ``noqa`` comment, as Python's tokenizer finds
+    comments: a string holding "# lite-guard: ignore[LG001]" on a pass's line is no comment, and
+    silenced the pass when the line's text was searched instead."""
+    text = "\n".join(lines)
+    if not _SUPPRESS_WORD.search(text):  # one scan; most files have none
         return {}
-    return {str(n): line for n, line in enumerate(lines, 1)
-            if "#" in line and _SUPPRESS_WORD.search(line, line.index("#"))}
+    candidates = [n for n, line in enumerate(lines, 1)
+                  if "#" in line and _SUPPRESS_WORD.search(line, line.index("#"))]
+    if not candidates:
+        return {}
+    comments: dict[str, str] = {}
+    try:  # up to the last line that may hold one: a big file pays for its head only
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] > candidates[-1]:
+                break
+            if token.type == tokenize.COMMENT and _SUPPRESS_WORD.search(token.string):
+                comments[str(token.start[0])] = token.string
+    except (tokenize.TokenError, SyntaxError):
+        pass  # a file Python parsed tokenizes; what came before an error is kept either way
+    return comments
 
 
 # ---- vocabulary ------------------------------------------------------------------------------
@@ -1008,7 +1025,7 @@ class _Extractor(ast.NodeVisitor):
         self.summary: dict = {
             "module": module, "package": is_package, "imports": {}, "stars": [], "classes": {},
             "assigns": {"": {}}, "sites": [], "calls": {},
-            "suppress": _suppression_lines(lines),
+            "suppress": suppression_comments(lines),
         }
         self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
         self.class_methods: list[dict[str, Any]] = []  # per enclosing class: name -> def

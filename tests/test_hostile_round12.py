@@ -136,3 +136,66 @@ def test_flake8_with_our_formatter_prints_an_undecodable_file_name_escaped(tmp_p
            " CustomGraphPass) is not in any registry" in out, out
     assert "./real_pass.py:4:7: LG001 graph pass 'real_pass:MyPass'" in out
     assert "class MyPass(CustomGraphPass):" in out  # --show-source still shows the line
+
+
+# ---- suppression comments that are no comments -----------------------------------------------------
+
+HOOKED = '''from torch._inductor import config
+
+
+def my_pass(graph):
+    return graph
+
+
+config.post_grad_custom_post_pass = my_pass; why = "{text}"
+'''
+STORE = '''from torch._inductor import config as inductor_config
+
+
+def apply(overrides):
+    for key, value in overrides.items():
+        setattr(inductor_config, key, value); why = "{text}"
+'''
+
+
+def test_a_suppression_inside_a_string_silences_nothing(tmp_path):
+    """The line's text was searched for "# lite-guard: ignore" / "# noqa": a string holding it,
+    on the line of a hook store, hid the unregistered pass installed there (a green run). Only
+    comments, as Python's tokenizer finds them, suppress now; a real comment still does."""
+    root = hostile_tree(tmp_path, {
+        "hook.py": HOOKED.format(text="# lite-guard: ignore"),
+        "store.py": STORE.format(text="# noqa"),
+        "quiet.py": HOOKED.replace("my_pass; why", "my_pass  # noqa: LG001\nwhy").format(text=""),
+    })
+    result = check(root, "--no-cache")
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+    found = [line.split(" is not in")[0].split(" under a key")[0] for line in result.stdout.splitlines()
+             if line.startswith(("hook.py", "store.py", "quiet.py"))]
+    assert found == [
+        "hook.py:8:37 LG001 graph pass 'hook:my_pass' (installed in post_grad_custom_post_pass)",
+        "store.py:6:34 LG006 store into torch._inductor.config"], result.stdout
+
+
+def test_the_end_of_a_multiline_string_that_reads_like_a_suppression_silences_nothing(tmp_path):
+    text = HOOKED.replace('config.post_grad_custom_post_pass = my_pass; why = "{text}"',
+                          'doc = """\n# lite-guard: ignore[LG001] """; config.post_grad_custom_post_pass'
+                          ' = my_pass')
+    root = hostile_tree(tmp_path, {"hook.py": text})
+    result = check(root, "--no-cache")
+    assert result.returncode == 1, result.stderr
+    assert "hook.py:9:70 LG001 graph pass 'hook:my_pass'" in result.stdout, result.stdout
+
+
+# ---- a MemoryError that is nesting ----------------------------------------------------------------
+
+def test_a_small_file_too_deep_for_the_parser_says_nested_not_out_of_memory(tmp_path):
+    """CPython's parser raises MemoryError when its own stack overflows (200,000 nested unary
+    minus signs: a 200 KB file). Round 11 called every MemoryError "ran out of memory (a worker
+    may add 4 GiB)", sending the reader after memory; this one is nesting."""
+    root = hostile_tree(tmp_path, {"deep.py": "import torch\nx = " + "-" * 200_000 + "1\n"})
+    result = check(root, "--no-cache", "--check-syntax")
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+    assert "deep.py:1:1 LG900 cannot parse: nested too deeply for Python's parser; the file was" \
+           " not checked" in result.stdout.splitlines(), result.stdout
