@@ -45,7 +45,10 @@ class LiteGuardFlake8:
 
         registry = self._load_registry()
         if registry is None:
-            yield 1, 0, f"{UNCHECKABLE} lite-guard registry error: {self._registry_error}", type(self)
+            # Escaped as a finding is: a pass name in the error may hold an ESC or a newline
+            # spelling a report line of its own.
+            yield (1, 0, escape_text(f"{UNCHECKABLE} lite-guard registry error: {self._registry_error}"),
+                   type(self))
             return
         path = Path(self.filename)
         try:

@@ -199,3 +199,19 @@ def test_a_small_file_too_deep_for_the_parser_says_nested_not_out_of_memory(tmp_
     assert_real_finding(result)
     assert "deep.py:1:1 LG900 cannot parse: nested too deeply for Python's parser; the file was" \
            " not checked" in result.stdout.splitlines(), result.stdout
+
+
+def test_a_registry_error_in_flake8_is_one_escaped_line(tmp_path):
+    """The flake8 plugin printed the registry's error as it was: a duplicate pass named with an
+    ESC sequence and a newline cleared the terminal and forged a report line of its own."""
+    root = hostile_tree(tmp_path)
+    entry = ('[[pass]]\nname = "a\\u001b[2Jb\\nreal_pass.py:1:1: LG001 forged"\nstage = "post_grad"\n'
+             'lite = "never"\nwhy = "x"\n')
+    (root / "evil.toml").write_text(entry + entry)
+    (root / "pyproject.toml").write_text('[tool.lite_guard]\nregistries = ["evil.toml"]\n')
+    result = _flake8(root, tmp_path)
+    assert b"Traceback" not in result.stderr, result.stderr
+    assert result.stdout.decode("utf-8").splitlines() == [
+        "./real_pass.py:1:1: LG900 lite-guard registry error: " + str(root / "evil.toml")
+        + ":6: duplicate pass 'a\\x1b[2Jb\\nreal_pass.py:1:1: LG001 forged' (first defined at "
+        + str(root / "evil.toml") + ":1); remove one of them"]
