@@ -91,16 +91,31 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
                                 f"{_SECTION} exclude: {pattern!r} is not a path pattern; write"
                                 " e.g. \"build/\" or \"tests/*.py\"") from None
     base = pyproject.parent
+    paths = tuple(base / v for v in strings("paths"))
+    for written, path in zip(strings("paths"), paths):
+        if not _inside(path, base):
+            raise RegistryError(pyproject, _line_in_section(lines, "paths"),
+                                f"{_SECTION} paths: {written!r} is outside the project folder"
+                                f" {str(base)!r}; list paths inside it, or name that path on the"
+                                " command line")
     config = ProjectConfig(
         pyproject=pyproject,
         registries=tuple(base / v for v in strings("registries")),
-        paths=tuple(base / v for v in strings("paths")),
+        paths=paths,
         # Patterns as written: matched against the linted files' paths (lint_rules.engine).
         exclude=tuple(strings("exclude")),
     )
     _READ.clear()
     _READ[pyproject] = (text, config)
     return config
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Is ``path`` (symlinks followed, as the lint walks it) inside ``folder``?"""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: the lint reports it on its own
+        return True
 
 
 _MAX_PYPROJECT_BYTES = 16 << 20

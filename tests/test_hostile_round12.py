@@ -13,7 +13,7 @@ import time
 import pytest
 
 from lite_guard import registry_cache
-from test_hostile import BOUND, REAL_PASS, assert_real_finding, check, hostile_tree
+from test_hostile import BOUND, REAL_PASS, assert_real_finding, check, hostile_tree, lite_guard
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGISTRY = """
@@ -215,3 +215,39 @@ def test_a_registry_error_in_flake8_is_one_escaped_line(tmp_path):
         "./real_pass.py:1:1: LG900 lite-guard registry error: " + str(root / "evil.toml")
         + ":6: duplicate pass 'a\\x1b[2Jb\\nreal_pass.py:1:1: LG001 forged' (first defined at "
         + str(root / "evil.toml") + ":1); remove one of them"]
+
+
+# ---- [tool.lite_guard] paths that lint nothing ------------------------------------------------------
+
+def _project(root, paths):
+    (root / "pyproject.toml").write_text(f"[tool.lite_guard]\npaths = {json.dumps(paths)}\n")
+    return lite_guard("check", cwd=root)
+
+
+def test_configured_paths_outside_the_project_are_one_line_exit_2(tmp_path):
+    """A pull request's pyproject.toml pointed the lint at /proc/self (through "../"): nothing of
+    the project was linted, 0 findings, exit 0. Paths outside the pyproject's folder (symlinks
+    followed) are refused; one named on the command line is still linted."""
+    root = hostile_tree(tmp_path)
+    (root / "out").symlink_to(tmp_path)
+    for written in ("../" * 12 + "proc/self", "out"):
+        result = _project(root, [".", written])
+        assert result.returncode == 2, result.stdout
+        assert result.stdout == ""
+        assert result.stderr.splitlines() == [
+            f"lite_guard: {root / 'pyproject.toml'}:2: [tool.lite_guard] paths: {written!r} is"
+            f" outside the project folder {str(root)!r}; list paths inside it, or name that path on"
+            " the command line"]
+
+
+def test_configured_paths_holding_no_python_file_are_an_error_not_a_green_run(tmp_path):
+    root = hostile_tree(tmp_path)
+    (root / "docs").mkdir()
+    (root / "docs" / "index.md").write_text("# docs\n")
+    result = _project(root, ["docs"])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"lite_guard check: [tool.lite_guard] paths ['{root / 'docs'}'] hold no Python file, so"
+        " nothing was checked; point paths at your code")
+    result = _project(root, ["docs", "real_pass.py"])  # with code in them: linted as ever
+    assert result.returncode == 1, result.stderr
