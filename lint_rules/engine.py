@@ -168,7 +168,7 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
     context = FileContext(path, source, registry, torch_version, config_module=config_module,
                           facts=facts)
     cst.visit_batched(module_node, [rule(context) for rule in rules])
-    comments = suppression_comments(source_lines(source))
+    comments = summary["suppress"] if summary else suppression_comments(source_lines(source), tree)
     findings = [f for f in context.resolve_findings(module_node)
                 if not _suppressed(comments.get(str(f.line), ""), f.code)]
     return FileResult(findings, facts, parsed=True, summary=summary)

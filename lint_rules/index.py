@@ -41,6 +41,7 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import collections
 import functools
@@ -82,27 +83,53 @@ def source_lines(text: str, keepends: bool = False) -> list[str]:
     return lines
 
 
-def suppression_comments(lines: list[str]) -> dict[str, str]:
+def suppression_comments(lines: list[str], tree: ast.Module | None = None) -> dict[str, str]:
     """Line number -> text of every ``lite-guard`` / ``noqa`` comment, as Python's tokenizer finds
     comments: a string holding "# lite-guard: ignore[LG001]" on a pass's line is no comment, and
-    silenced the pass when the line's text was searched instead."""
+    silenced the pass when the line's text was searched instead. ``tree`` (the file's): only the
+    top-level statements around such lines are tokenized (a statement starts outside any string),
+    not the whole file, which costs about a second a megabyte."""
     text = "\n".join(lines)
     if not _SUPPRESS_WORD.search(text):  # one scan; most files have none
         return {}
     candidates = [n for n, line in enumerate(lines, 1)
                   if "#" in line and _SUPPRESS_WORD.search(line, line.index("#"))]
-    if not candidates:
-        return {}
     comments: dict[str, str] = {}
-    try:  # up to the last line that may hold one: a big file pays for its head only
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.start[0] > candidates[-1]:
-                break
-            if token.type == tokenize.COMMENT and _SUPPRESS_WORD.search(token.string):
-                comments[str(token.start[0])] = token.string
-    except (tokenize.TokenError, SyntaxError):
-        pass  # a file Python parsed tokenizes; what came before an error is kept either way
+    for first, last in _statement_spans(candidates, tree):
+        readline = iter(line + "\n" for line in lines[first - 1:last]).__next__
+        try:
+            for token in tokenize.generate_tokens(readline):
+                if token.type == tokenize.COMMENT and _SUPPRESS_WORD.search(token.string):
+                    comments[str(first + token.start[0] - 1)] = token.string
+        except (tokenize.TokenError, SyntaxError, StopIteration):
+            pass  # the end of the span inside a bracket: every comment before it was seen
     return comments
+
+
+def _statement_spans(candidates: list[int], tree: ast.Module | None) -> list[tuple[int, int]]:
+    """(first, last) lines to tokenize so that every candidate line is read from a line where no
+    string is open: from the start of the top-level statement holding it (and of those sharing
+    its first line, ``x = 1; y = 2``) to the candidate; the whole file without a tree."""
+    if not candidates:
+        return []
+    if tree is None or not tree.body:
+        return [(1, candidates[-1])]
+    starts = [(min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]),
+               node.end_lineno or node.lineno) for node in tree.body]  # decorators first
+    spans: list[tuple[int, int]] = []
+    for line in candidates:
+        index = bisect.bisect_right(starts, (line, float("inf"))) - 1
+        if index < 0 or starts[index][1] < line:  # between statements: only comments there
+            spans.append((line, line))
+            continue
+        while index > 0 and starts[index - 1][1] >= starts[index][0]:
+            index -= 1  # a statement ending on the line this one starts on
+        first = starts[index][0]
+        if spans and spans[-1][0] == first:
+            spans[-1] = (first, line)  # one statement, several candidate lines
+        else:
+            spans.append((first, line))
+    return spans
 
 
 # ---- vocabulary ------------------------------------------------------------------------------
@@ -851,6 +878,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     light = light and not dynamic and not handing and (is_torch_module(module) or not (
         "options" in text and _OPTIONS_DICT.search(text)))  # options={KEY: p}, outside torch
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
+    extractor.summary["suppress"] = suppression_comments(extractor.lines, tree)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
     # A member call that rewrites a graph names the member in the text (an identifier written
@@ -1025,7 +1053,7 @@ class _Extractor(ast.NodeVisitor):
         self.summary: dict = {
             "module": module, "package": is_package, "imports": {}, "stars": [], "classes": {},
             "assigns": {"": {}}, "sites": [], "calls": {},
-            "suppress": suppression_comments(lines),
+            "suppress": {},  # summarize: suppression_comments(lines, tree)
         }
         self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
         self.class_methods: list[dict[str, Any]] = []  # per enclosing class: name -> def
