@@ -46,7 +46,6 @@ import builtins
 import collections
 import functools
 import importlib.util
-import io
 import os
 import re
 import tokenize

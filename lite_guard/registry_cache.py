@@ -56,7 +56,7 @@ DEFAULT_MAX_RUNS = _KEEP = 64
 MAX_RUNS_ENV = "LITE_GUARD_CACHE_MAX_RUNS"
 MAX_RUNS_LIMIT = 1 << 20
 MAX_BYTES = 1 << 30
-_STALE_SECONDS = 3600  # a temp file this old is no process's write in progress
+STALE_SECONDS = 3600  # a temp file this old is no process's write in progress
 _KEEP_DAYS = 7  # a registry entry nobody has read for this long is removed whatever the count
 _MAX_ENTRY_BYTES = 64 << 20
 
@@ -303,6 +303,33 @@ def open_private_dir(layout: str) -> tuple[int, bytes] | None:
     return dir_fd, secret
 
 
+def cache_listing(dir_fd: int, temporary) -> list[tuple[str, os.stat_result]] | None:
+    """The files of a cache directory with their stat, after removing the temporary ones
+    (``temporary(name)``) older than an hour: a killed process's, no write in progress. None when
+    the directory cannot be listed (the caller then prunes nothing)."""
+    import time
+
+    stale = time.time() - STALE_SECONDS
+    found = []
+    try:
+        with os.scandir(dir_fd) as listing:
+            for item in listing:
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not temporary(item.name):
+                    found.append((item.name, info))
+                elif info.st_mtime < stale:
+                    try:
+                        os.unlink(item.name, dir_fd=dir_fd)
+                    except OSError:
+                        pass
+    except OSError:
+        return None
+    return found
+
+
 class AuthenticatedStore:
     """Entries of one private cache directory, every file opened through its verified descriptor
     and carrying an HMAC-SHA256 (the user's 0600 secret) over its name and bytes. Shared by the
@@ -378,21 +405,11 @@ class AuthenticatedStore:
         import time
 
         now = time.time()
-        entries = []
-        try:
-            with os.scandir(self.dir_fd) as listing:
-                for item in listing:
-                    try:
-                        info = item.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if item.name.startswith("."):
-                        if item.name != SECRET_NAME and now - info.st_mtime > _STALE_SECONDS:
-                            self._unlink(item.name)
-                    elif item.name.endswith(self.suffix) and item.name != keep:
-                        entries.append((info.st_mtime, item.name, info.st_size))
-        except OSError:
+        found = cache_listing(self.dir_fd, lambda name: name.startswith("."))
+        if found is None:
             return
+        entries = [(info.st_mtime, name, info.st_size) for name, info in found
+                   if name.endswith(self.suffix) and name != keep]
         entries.sort(reverse=True)  # most recently used first
         count = (max_runs() or DEFAULT_MAX_RUNS) * self.per_run - (1 if keep else 0)
         total = 0
