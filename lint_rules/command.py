@@ -241,9 +241,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"lite_guard check: {exc}", file=sys.stderr)
             return 2
     elif not paths:
-        from lite_guard.project_config import load_project_config
+        from lite_guard.project_config import check_paths_inside, load_project_config
 
         project = load_project_config()
+        check_paths_inside(project)  # RegistryError: one line, exit 2
         paths = list(project.paths)  # a configured path that does not exist is an error below
         exclude = project.exclude
         configured = True

@@ -91,23 +91,33 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
                                 f"{_SECTION} exclude: {pattern!r} is not a path pattern; write"
                                 " e.g. \"build/\" or \"tests/*.py\"") from None
     base = pyproject.parent
-    paths = tuple(base / v for v in strings("paths"))
-    for written, path in zip(strings("paths"), paths):
-        if not _inside(path, base):
-            raise RegistryError(pyproject, _line_in_section(lines, "paths"),
-                                f"{_SECTION} paths: {written!r} is outside the project folder"
-                                f" {str(base)!r}; list paths inside it, or name that path on the"
-                                " command line")
     config = ProjectConfig(
         pyproject=pyproject,
         registries=tuple(base / v for v in strings("registries")),
-        paths=paths,
+        paths=tuple(base / v for v in strings("paths")),
         # Patterns as written: matched against the linted files' paths (lint_rules.engine).
         exclude=tuple(strings("exclude")),
     )
     _READ.clear()
     _READ[pyproject] = (text, config)
     return config
+
+
+def check_paths_inside(config: ProjectConfig) -> None:
+    """The lint's paths lie inside the pyproject's folder (symlinks followed): a pull request
+    pointing them at /proc/self or a symlink out of the tree linted nothing of the project and
+    passed. Only ``lite_guard check`` asks (the compiler reads the registries, not the paths)."""
+    if config.pyproject is None:
+        return
+    base = config.pyproject.parent
+    for path in config.paths:
+        if not _inside(path, base):
+            text = _READ.get(config.pyproject, ("", None))[0]
+            written = str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+            raise RegistryError(config.pyproject, _line_in_section(text.split("\n"), "paths"),
+                                f"{_SECTION} paths: {written!r} is outside the"
+                                f" project folder {str(base)!r}; list paths inside it, or name that"
+                                " path on the command line")
 
 
 def _inside(path: Path, folder: Path) -> bool:
