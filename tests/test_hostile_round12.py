@@ -251,3 +251,30 @@ def test_configured_paths_holding_no_python_file_are_an_error_not_a_green_run(tm
         " nothing was checked; point paths at your code")
     result = _project(root, ["docs", "real_pass.py"])  # with code in them: linted as ever
     assert result.returncode == 1, result.stderr
+
+
+# ---- concurrent runs pruning one cache -------------------------------------------------------------
+
+@pytest.mark.slow  # twelve processes: ~25 s on two shared cores
+def test_concurrent_runs_that_prune_each_other_never_lose_a_finding(tmp_path):
+    """Six runs at once on one cache, each of other paths, each pruning the others' runs as it
+    saves its own (LITE_GUARD_CACHE_MAX_RUNS=1): every run reports its files' findings, and the
+    cache left behind answers the next run rightly."""
+    root = hostile_tree(tmp_path)
+    for i in range(6):
+        (root / f"p{i}.py").write_text(REAL_PASS.replace("MyPass", f"P{i}"))
+    env = {**os.environ, "PYTHONPATH": REPO, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache"),
+           "LITE_GUARD_CACHE_MAX_RUNS": "1"}
+    vocabulary = os.path.join(REPO, "tests", "data", "hostile_vocabulary.toml")
+    for _ in range(2):
+        runs = [subprocess.Popen([sys.executable, "-m", "lite_guard", "check", "--no-project",
+                                  "--registry", vocabulary, "--jobs", "1", "--", "real_pass.py",
+                                  f"p{i}.py"], cwd=root, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE) for i in range(6)]
+        for i, run in enumerate(runs):
+            out, err = run.communicate(timeout=BOUND)
+            assert run.returncode == 1 and b"Traceback" not in err, err
+            found = sorted(line.split(" graph pass ")[1].split(" (")[0] for line in
+                           out.decode().splitlines() if " LG001 " in line)
+            assert found == [f"'p{i}:P{i}'", "'real_pass:MyPass'"], out
+    assert len(list((tmp_path / "cache" / "lint-v3").glob("run-*.json"))) <= 6
