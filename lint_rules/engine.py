@@ -9,6 +9,7 @@ libcst is imported only when a file rule needs a parse, so a fully cached run ne
 from __future__ import annotations
 
 import ast
+import errno
 import functools
 import hashlib
 import os
@@ -238,6 +239,15 @@ def _suppressed(line: str, code: str) -> bool:
 
 # ---- trees -----------------------------------------------------------------------------------
 
+def _too_long(exc: OSError) -> str:
+    """What to do about a path the system cannot open (over PATH_MAX or NAME_MAX): nothing under
+    it was linted, and the run says so (exit 2)."""
+    if exc.errno != errno.ENAMETOOLONG:
+        return ""
+    return ("; that path is longer than the system allows and was not linted (shorten its folder"
+            " or file names, or run from a folder nearer to it)")
+
+
 def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Path], list[str]]:
     files: list[Path] = []
     errors: list[str] = []
@@ -246,7 +256,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
         try:
             is_dir = path.is_dir()
         except OSError as exc:  # a name too long for the file system (lintrunner's paths file)
-            errors.append(f"{path}: {exc.strerror or exc}")
+            errors.append(f"{path}: {exc.strerror or exc}{_too_long(exc)}")
             continue
         if is_dir:
             found = _walk(path, errors)
@@ -288,7 +298,8 @@ def _walk(top: Path, errors: list[str]) -> list[Path]:
             with os.scandir(root) as scan:
                 entries = list(scan)
         except OSError as exc:
-            errors.append(f"{exc.filename or root}: cannot read directory: {exc.strerror or exc}")
+            errors.append(f"{exc.filename or root}: cannot read directory: {exc.strerror or exc}"
+                          f"{_too_long(exc)}")
             continue
         dirs, names = [], []
         for entry in entries:
