@@ -1,6 +1,9 @@
 """Hostile inputs of round 12, through the real CLI (helpers of tests/test_hostile.py) and the real
 caches on real files: the registry and verdict caches that grew forever beside the bounded lint
-cache, flake8 losing a run on a file name it could not encode, and the new attacks of this round."""
+cache; flake8 losing a run on a file name it could not encode, and printing a registry error
+that forged a report line; a string reading "# noqa" that silenced a pass; a small file too deep
+for the parser called out of memory; [tool.lite_guard] paths pointing outside the project or at
+no Python file (a green run that linted nothing); concurrent runs pruning one cache."""
 
 from __future__ import annotations
 
