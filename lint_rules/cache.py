@@ -40,6 +40,9 @@ import typing
 from pathlib import Path
 
 from lint_rules.findings import FileResult, Finding
+from lite_guard.registry_cache import DEFAULT_MAX_RUNS as MAX_RUNS
+from lite_guard.registry_cache import (MAX_BYTES, MAX_RUNS_ENV, MAX_RUNS_LIMIT, STALE_SECONDS,
+                                       cache_listing, max_runs)
 
 ENV = "LITE_GUARD_CACHE_DIR"
 LAYOUT = "lint-v3"  # v1 (no MAC) and v2 (an entry per file) are never read
@@ -50,10 +53,8 @@ _RUN_DOMAIN = b"lite-guard lint run\0"
 # The cache is bounded: past either limit the least recently used runs go (record and pack).
 # Every distinct set of paths is a run (pre-commit's lite-guard-files hook makes one per commit),
 # so an unbounded cache grew by a record and a pack for each, forever.
-MAX_RUNS = 64  # LITE_GUARD_CACHE_MAX_RUNS sets another
-MAX_RUNS_ENV = "LITE_GUARD_CACHE_MAX_RUNS"
-MAX_BYTES = 1 << 30
-_STALE_SECONDS = 3600  # a temp file or an unnamed pack this old is no run's in progress
+# MAX_RUNS (LITE_GUARD_CACHE_MAX_RUNS sets another) and MAX_BYTES bound the registry and the
+# verdict caches too: one setting, one policy (lite_guard.registry_cache.AuthenticatedStore.prune).
 
 
 def default_cache_dir() -> Path:
@@ -397,25 +398,17 @@ class Cache:
         if not self.enabled or not self._writable:
             return
         now = time.time()
-        runs, packs, total = [], {}, 0
-        try:
-            with os.scandir(self._dir_fd) as listing:
-                for item in listing:
-                    try:
-                        st = item.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if item.name.startswith((".tmp-", ".secret-")):
-                        if now - st.st_mtime > _STALE_SECONDS:
-                            self._unlink(item.name)
-                    elif item.name.startswith("run-"):
-                        runs.append((st.st_mtime, item.name, st.st_size))
-                        total += st.st_size
-                    elif item.name.startswith("pack-"):
-                        packs[item.name] = (st.st_mtime, st.st_size)
-                        total += st.st_size
-        except OSError:
+        found = cache_listing(self._dir_fd, lambda name: name.startswith((".tmp-", ".secret-")))
+        if found is None:
             return
+        runs, packs, total = [], {}, 0
+        for name, st in found:
+            if name.startswith("run-"):
+                runs.append((st.st_mtime, name, st.st_size))
+                total += st.st_size
+            elif name.startswith("pack-"):
+                packs[name] = (st.st_mtime, st.st_size)
+                total += st.st_size
         runs.sort()
         current = _run_name(keep)
         while runs and (len(runs) > self.max_runs or total > MAX_BYTES):
@@ -430,7 +423,7 @@ class Cache:
                 total -= packs.pop(pack)[1]
         oldest = runs[0][0] if runs else now
         for name, (mtime, size) in packs.items():
-            if mtime < min(oldest, now) - _STALE_SECONDS:
+            if mtime < min(oldest, now) - STALE_SECONDS:  # an unnamed pack: no run's in progress
                 self._unlink(name)
 
     def _pack_of(self, record_name: str) -> str | None:
@@ -536,14 +529,12 @@ def _pack_name(digest: str) -> str | None:
 
 
 def _max_runs(warn) -> int:
-    text = os.environ.get(MAX_RUNS_ENV, "")
-    if not text:
+    runs = max_runs()
+    if runs is None:
+        warn(f"lite_guard: warning: {MAX_RUNS_ENV}={os.environ[MAX_RUNS_ENV]!r} is not a number of"
+             f" runs from 1 to {MAX_RUNS_LIMIT}; keeping at most {MAX_RUNS}")
         return MAX_RUNS
-    if text.strip().isdigit() and 0 < int(text) <= 1 << 20:
-        return int(text)
-    warn(f"lite_guard: warning: {MAX_RUNS_ENV}={text!r} is not a number of runs from 1 to"
-         f" {1 << 20}; keeping at most {MAX_RUNS}")
-    return MAX_RUNS
+    return runs
 
 
 def _warn(line: str) -> None:

@@ -233,6 +233,7 @@ def run(args: argparse.Namespace) -> int:
 
     problems = registry_findings(registry) + placeholder_whys(registry)
     paths, exclude = list(args.paths), ()
+    configured = False  # the paths are [tool.lite_guard]'s, not the command line's
     if args.torch:
         try:
             paths += installed_torch_trees()
@@ -240,11 +241,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"lite_guard check: {exc}", file=sys.stderr)
             return 2
     elif not paths:
-        from lite_guard.project_config import load_project_config
+        from lite_guard.project_config import check_paths_inside, load_project_config
 
         project = load_project_config()
+        check_paths_inside(project)  # RegistryError: one line, exit 2
         paths = list(project.paths)  # a configured path that does not exist is an error below
         exclude = project.exclude
+        configured = True
         if not paths:
             print("lite_guard check: no paths to lint (pass PATHs, --torch, or set [tool.lite_guard]"
                   " paths); registries validated only", file=sys.stderr)
@@ -260,6 +263,10 @@ def run(args: argparse.Namespace) -> int:
         report = lint_paths(paths, registry, jobs=args.jobs, exclude=exclude, cache=cache,
                             limits=_limits(args), torch_version=args.torch_version,
                             check_syntax=getattr(args, "check_syntax", False))
+        if configured and report.files == 0 and not report.errors:
+            # paths = ["docs"] (or an empty folder): a green lint that read nothing is no lint
+            report.errors.append(f"[tool.lite_guard] paths {[str(p) for p in paths]} hold no Python"
+                                 " file, so nothing was checked; point paths at your code")
         if cache and cache.rejected:
             print("lite_guard check: note: the lint cache's record of this run failed verification"
                   " and was ignored; the files were linted again", file=sys.stderr)

@@ -9,6 +9,7 @@ libcst is imported only when a file rule needs a parse, so a fully cached run ne
 from __future__ import annotations
 
 import ast
+import errno
 import functools
 import hashlib
 import os
@@ -24,7 +25,7 @@ from lint_rules.cache import Cache
 from lint_rules.findings import (FileFacts, FileResult, Finding, config_module_of, name_strings,
                                  symbols)
 from lint_rules.index import (SUMMARY_VERSION, Index, Vocabulary, module_name, source_lines,
-                              summarize)
+                              summarize, suppression_comments)
 from lite_guard import __version__
 from lite_guard.registry import Registry
 
@@ -34,7 +35,7 @@ _RULES_DIR = Path(__file__).parent
 # is none, not every code: a typo must not become a blanket suppression.
 _SUPPRESS = re.compile(r"#\s*lite-guard:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\]|(?!\s*\[))", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
-_NESTED = "cannot parse: nested too deeply for Python's parser; the file was not checked"
+_NESTED = isolation.NESTED
 _VERSION = re.compile(r"__version__\s*=\s*['\"]([^'\"]+)['\"]")
 
 
@@ -131,8 +132,9 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         return FileResult([Finding(path, exc.lineno or 1, exc.offset or 1, UNCHECKABLE, message)],
                           facts)
     except (RecursionError, MemoryError, ValueError) as exc:
-        if isinstance(exc, MemoryError):  # a huge flat file is not a deep one
-            return FileResult([Finding(path, 1, 1, UNCHECKABLE, isolation.OUT_OF_MEMORY)], facts)
+        if isinstance(exc, MemoryError):  # a huge flat file is not a deep one (a small one is)
+            return FileResult([Finding(path, 1, 1, UNCHECKABLE,
+                                       isolation.memory_error_message(source))], facts)
         if tree is None:  # CPython's own parser gave up
             return FileResult([Finding(path, 1, 1, UNCHECKABLE, _NESTED)], facts)
         depth, line = isolation.ast_depth(tree)  # CPython parsed it; the index's reader did not
@@ -167,7 +169,9 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
     context = FileContext(path, source, registry, torch_version, config_module=config_module,
                           facts=facts)
     cst.visit_batched(module_node, [rule(context) for rule in rules])
-    findings = suppress(context.resolve_findings(module_node), source_lines(source))
+    comments = summary["suppress"] if summary else suppression_comments(source_lines(source), tree)
+    findings = [f for f in context.resolve_findings(module_node)
+                if not _suppressed(comments.get(str(f.line), ""), f.code)]
     return FileResult(findings, facts, parsed=True, summary=summary)
 
 
@@ -213,7 +217,9 @@ def index_findings(registry: Registry, summaries: list[tuple[str, dict]],
 
 
 def suppress(findings: list[Finding], lines: list[str]) -> list[Finding]:
-    """Drop findings whose line says ``# lite-guard: ignore[CODE]`` or ``# noqa: CODE``."""
+    """Drop findings whose line says ``# lite-guard: ignore[CODE]`` or ``# noqa: CODE`` (the tree
+    rules' findings, on registry files: TOML, which Python's tokenizer does not read; Python files
+    are matched against their comment tokens, ``suppression_comments``)."""
     kept = []
     for finding in findings:
         line = lines[finding.line - 1] if 0 < finding.line <= len(lines) else ""
@@ -233,6 +239,15 @@ def _suppressed(line: str, code: str) -> bool:
 
 # ---- trees -----------------------------------------------------------------------------------
 
+def _too_long(exc: OSError) -> str:
+    """What to do about a path the system cannot open (over PATH_MAX or NAME_MAX): nothing under
+    it was linted, and the run says so (exit 2)."""
+    if exc.errno != errno.ENAMETOOLONG:
+        return ""
+    return ("; that path is longer than the system allows and was not linted (shorten its folder"
+            " or file names, or run from a folder nearer to it)")
+
+
 def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Path], list[str]]:
     files: list[Path] = []
     errors: list[str] = []
@@ -241,7 +256,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
         try:
             is_dir = path.is_dir()
         except OSError as exc:  # a name too long for the file system (lintrunner's paths file)
-            errors.append(f"{path}: {exc.strerror or exc}")
+            errors.append(f"{path}: {exc.strerror or exc}{_too_long(exc)}")
             continue
         if is_dir:
             found = _walk(path, errors)
@@ -283,7 +298,8 @@ def _walk(top: Path, errors: list[str]) -> list[Path]:
             with os.scandir(root) as scan:
                 entries = list(scan)
         except OSError as exc:
-            errors.append(f"{exc.filename or root}: cannot read directory: {exc.strerror or exc}")
+            errors.append(f"{exc.filename or root}: cannot read directory: {exc.strerror or exc}"
+                          f"{_too_long(exc)}")
             continue
         dirs, names = [], []
         for entry in entries:

@@ -4,6 +4,9 @@ flake8 hands over one file at a time, so each file is its own tree here: the ind
 see only that file, and a pass whose base class lives in another file of the project is found by
 ``lite_guard check`` (which indexes the whole tree), not by this adapter. LG003 (stale registry
 entries) needs the whole tree too and is reported by ``lite_guard check`` alone.
+
+flake8 prints the report lines itself: ``flake8 --format=lite-guard`` (``lint_rules.flake8_format``)
+escapes a file name's undecodable byte, which flake8's own formatters cannot encode.
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ class LiteGuardFlake8:
 
         registry = self._load_registry()
         if registry is None:
-            yield 1, 0, f"{UNCHECKABLE} lite-guard registry error: {self._registry_error}", type(self)
+            # Escaped as a finding is: a pass name in the error may hold an ESC or a newline
+            # spelling a report line of its own.
+            yield (1, 0, escape_text(f"{UNCHECKABLE} lite-guard registry error: {self._registry_error}"),
+                   type(self))
             return
         path = Path(self.filename)
         try:

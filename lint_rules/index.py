@@ -35,25 +35,27 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
                          pattern registrations ("reg": the call, the decorated handler)
     calls                pipeline root qualname -> the calls in its body (LG005)
     returns              function qualname -> names / constructors it returns (factories)
-    suppress             line -> text, for lines carrying a lite-guard / noqa comment
+    suppress             line -> text of its lite-guard / noqa comment (a real comment token)
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import collections
 import functools
 import importlib.util
 import os
 import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 19  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 20  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -80,12 +82,53 @@ def source_lines(text: str, keepends: bool = False) -> list[str]:
     return lines
 
 
-def _suppression_lines(lines: list[str]) -> dict[str, str]:
-    """Line number -> text of every line with a ``lite-guard`` / ``noqa`` comment."""
-    if not _SUPPRESS_WORD.search("\n".join(lines)):  # one scan; most files have none
+def suppression_comments(lines: list[str], tree: ast.Module | None = None) -> dict[str, str]:
+    """Line number -> text of every ``lite-guard`` / ``noqa`` comment, as Python's tokenizer finds
+    comments: a string holding "# lite-guard: ignore[LG001]" on a pass's line is no comment, and
+    silenced the pass when the line's text was searched instead. ``tree`` (the file's): only the
+    top-level statements around such lines are tokenized (a statement starts outside any string),
+    not the whole file, which costs about a second a megabyte."""
+    text = "\n".join(lines)
+    if not _SUPPRESS_WORD.search(text):  # one scan; most files have none
         return {}
-    return {str(n): line for n, line in enumerate(lines, 1)
-            if "#" in line and _SUPPRESS_WORD.search(line, line.index("#"))}
+    candidates = [n for n, line in enumerate(lines, 1)
+                  if "#" in line and _SUPPRESS_WORD.search(line, line.index("#"))]
+    comments: dict[str, str] = {}
+    for first, last in _statement_spans(candidates, tree):
+        readline = iter(line + "\n" for line in lines[first - 1:last]).__next__
+        try:
+            for token in tokenize.generate_tokens(readline):
+                if token.type == tokenize.COMMENT and _SUPPRESS_WORD.search(token.string):
+                    comments[str(first + token.start[0] - 1)] = token.string
+        except (tokenize.TokenError, SyntaxError, StopIteration):
+            pass  # the end of the span inside a bracket: every comment before it was seen
+    return comments
+
+
+def _statement_spans(candidates: list[int], tree: ast.Module | None) -> list[tuple[int, int]]:
+    """(first, last) lines to tokenize so that every candidate line is read from a line where no
+    string is open: from the start of the top-level statement holding it (and of those sharing
+    its first line, ``x = 1; y = 2``) to the candidate; the whole file without a tree."""
+    if not candidates:
+        return []
+    if tree is None or not tree.body:
+        return [(1, candidates[-1])]
+    starts = [(min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]),
+               node.end_lineno or node.lineno) for node in tree.body]  # decorators first
+    spans: list[tuple[int, int]] = []
+    for line in candidates:
+        index = bisect.bisect_right(starts, (line, float("inf"))) - 1
+        if index < 0 or starts[index][1] < line:  # between statements: only comments there
+            spans.append((line, line))
+            continue
+        while index > 0 and starts[index - 1][1] >= starts[index][0]:
+            index -= 1  # a statement ending on the line this one starts on
+        first = starts[index][0]
+        if spans and spans[-1][0] == first:
+            spans[-1] = (first, line)  # one statement, several candidate lines
+        else:
+            spans.append((first, line))
+    return spans
 
 
 # ---- vocabulary ------------------------------------------------------------------------------
@@ -834,6 +877,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     light = light and not dynamic and not handing and (is_torch_module(module) or not (
         "options" in text and _OPTIONS_DICT.search(text)))  # options={KEY: p}, outside torch
     extractor = _Extractor(module, is_package, source_lines(text), vocab, light)
+    extractor.summary["suppress"] = suppression_comments(extractor.lines, tree)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
     # A member call that rewrites a graph names the member in the text (an identifier written
@@ -1008,7 +1052,7 @@ class _Extractor(ast.NodeVisitor):
         self.summary: dict = {
             "module": module, "package": is_package, "imports": {}, "stars": [], "classes": {},
             "assigns": {"": {}}, "sites": [], "calls": {},
-            "suppress": _suppression_lines(lines),
+            "suppress": {},  # summarize: suppression_comments(lines, tree)
         }
         self.scopes: list[tuple[str, str]] = []  # (kind "class"/"function", qualname)
         self.class_methods: list[dict[str, Any]] = []  # per enclosing class: name -> def

@@ -116,6 +116,16 @@ _FIRST_TWO_LINES = re.compile(rb"([^\r\n]*)(?:\r\n|\r|\n)?([^\r\n]*)")
 # worker's memory; that is not nesting, and said so ("nested too deeply").
 OUT_OF_MEMORY = ("cannot parse: Python's parser ran out of memory on this file (a worker may add"
                  " 4 GiB); the file was not checked (split the file or the huge expression in it)")
+NESTED = "cannot parse: nested too deeply for Python's parser; the file was not checked"
+# CPython's parser also raises MemoryError when its own stack overflows: 200,000 nested unary
+# minus signs are a 200 KB file, not a memory problem. A source this small cannot fill a worker's
+# memory (the flat 10 MB literal above needs ~400 bytes a byte), so its MemoryError is nesting.
+_SMALL_SOURCE = 1 << 20
+
+
+def memory_error_message(source: str) -> str:
+    """The LG900 message for a MemoryError of Python's parser on ``source``."""
+    return NESTED if len(source) < _SMALL_SOURCE else OUT_OF_MEMORY
 
 
 def coding_cookie(data: bytes) -> str | None:
@@ -179,10 +189,9 @@ def parse_problem(source: str, path: str, max_depth: int | None = None,
         return Finding(path, max(exc.lineno or 1, 1), max(exc.offset or 1, 1), UNCHECKABLE,
                        syntax_error_message(exc))
     except RecursionError:
-        return Finding(path, 1, 1, UNCHECKABLE,
-                       "cannot parse: nested too deeply for Python's parser; the file was not checked")
+        return Finding(path, 1, 1, UNCHECKABLE, NESTED)
     except MemoryError:
-        return Finding(path, 1, 1, UNCHECKABLE, OUT_OF_MEMORY)
+        return Finding(path, 1, 1, UNCHECKABLE, memory_error_message(source))
     except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
         return Finding(path, 1, 1, UNCHECKABLE, f"cannot parse: {exc}; the file was not checked")
     depth, line = ast_depth(tree)

@@ -16,6 +16,11 @@ may write (mode 0700). Each entry is a small JSON object that carries an HMAC-SH
 and bytes, keyed by that directory's per-user secret (mode 0600). An entry whose MAC does not
 match is not read; the signature is checked again. A cache that cannot be used is skipped without
 a word. ``LITE_GUARD_VERDICT_CACHE=0`` switches it off; ``LITE_GUARD_CACHE_DIR`` moves it.
+
+It is bounded as every lite-guard cache is (AuthenticatedStore.prune): by last use (a hit touches
+its entry), 1 GiB, and PER_RUN entries per run of LITE_GUARD_CACHE_MAX_RUNS (64 x 64 = 4,096
+verdicts by default: one model's compile checks tens of signatures, and each one evicted is
+seconds of device time to check again).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from lite_guard.registry_cache import AuthenticatedStore
 ENV_SWITCH = "LITE_GUARD_VERDICT_CACHE"
 LAYOUT = "bitwise-verdicts-v1"
 _MAX_ENTRY_BYTES = 1 << 16
+PER_RUN = 64  # verdicts one run of lite-guard keeps (see the module doc)
 _CODE: list[bytes] = []
 
 
@@ -71,6 +77,9 @@ class VerdictStore(AuthenticatedStore):
     HMAC per entry)."""
 
     max_bytes = _MAX_ENTRY_BYTES
+    suffix = ".json"
+    per_run = PER_RUN
+    written = False
 
     @classmethod
     def open(cls) -> VerdictStore | None:
@@ -90,7 +99,15 @@ class VerdictStore(AuthenticatedStore):
         if not isinstance(entry, dict) or set(entry) != set(types) \
                 or not all(isinstance(entry[k], t) for k, t in types.items()):
             return None
+        self.touch(f"{name}.json")  # last use
         return entry
 
     def put(self, name: str, entry: Mapping[str, Any]) -> None:
-        self.write(f"{name}.json", name, json.dumps(dict(entry), sort_keys=True).encode())
+        payload = json.dumps(dict(entry), sort_keys=True).encode()
+        self.written |= self.write(f"{name}.json", name, payload)
+
+    def close(self) -> None:
+        """Prune once per batch of puts (one listing, not one per verdict), then close."""
+        if self.written:
+            self.prune()
+        super().close()

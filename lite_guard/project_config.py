@@ -103,6 +103,31 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     return config
 
 
+def check_paths_inside(config: ProjectConfig) -> None:
+    """The lint's paths lie inside the pyproject's folder (symlinks followed): a pull request
+    pointing them at /proc/self or a symlink out of the tree linted nothing of the project and
+    passed. Only ``lite_guard check`` asks (the compiler reads the registries, not the paths)."""
+    if config.pyproject is None:
+        return
+    base = config.pyproject.parent
+    for path in config.paths:
+        if not _inside(path, base):
+            text = _READ.get(config.pyproject, ("", None))[0]
+            written = str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+            raise RegistryError(config.pyproject, _line_in_section(text.split("\n"), "paths"),
+                                f"{_SECTION} paths: {written!r} is outside the"
+                                f" project folder {str(base)!r}; list paths inside it, or name that"
+                                " path on the command line")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Is ``path`` (symlinks followed, as the lint walks it) inside ``folder``?"""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: the lint reports it on its own
+        return True
+
+
 _MAX_PYPROJECT_BYTES = 16 << 20
 # 20,000 files against 1,000 patterns is seconds; 100,000 patterns took minutes.
 _MAX_EXCLUDE = 1000

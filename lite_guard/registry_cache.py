@@ -48,11 +48,28 @@ LAYOUT = "registry-v2"  # v2: the payload is (registry, range answers)
 SECRET_NAME = "secret.key"
 _SECRET_BYTES = 32
 _MAC_BYTES = 32
-# Entries kept, by last use (a hit touches its entry): every edit of a registry file, and every
-# test run with registries of its own, makes a new one; the ones in use must not be pushed out.
-_KEEP = 64
-_KEEP_DAYS = 7  # an entry nobody has read for this long is removed whatever the count
+# Every cache of lite-guard is bounded the same way (the lint cache's policy): by last use (a hit
+# touches its entry), at most LITE_GUARD_CACHE_MAX_RUNS entries (64 by default) and 1 GiB; temp
+# files of killed processes go after an hour. Every edit of a registry file, and every test run
+# with registries of its own, makes a new entry; the ones in use must not be pushed out.
+DEFAULT_MAX_RUNS = _KEEP = 64
+MAX_RUNS_ENV = "LITE_GUARD_CACHE_MAX_RUNS"
+MAX_RUNS_LIMIT = 1 << 20
+MAX_BYTES = 1 << 30
+STALE_SECONDS = 3600  # a temp file this old is no process's write in progress
+_KEEP_DAYS = 7  # a registry entry nobody has read for this long is removed whatever the count
 _MAX_ENTRY_BYTES = 64 << 20
+
+
+def max_runs() -> int | None:
+    """LITE_GUARD_CACHE_MAX_RUNS, or None when it is set to something other than a number from 1
+    to MAX_RUNS_LIMIT (the lint command says so in one warning line; the caches keep the default)."""
+    text = os.environ.get(MAX_RUNS_ENV, "")
+    if not text:
+        return DEFAULT_MAX_RUNS
+    if text.strip().isdigit() and 0 < int(text) <= MAX_RUNS_LIMIT:
+        return int(text)
+    return None
 
 
 def cached_registry(paths: Sequence[str | Path], torch_version: str | None = None) -> Registry:
@@ -286,12 +303,42 @@ def open_private_dir(layout: str) -> tuple[int, bytes] | None:
     return dir_fd, secret
 
 
+def cache_listing(dir_fd: int, temporary) -> list[tuple[str, os.stat_result]] | None:
+    """The files of a cache directory with their stat, after removing the temporary ones
+    (``temporary(name)``) older than an hour: a killed process's, no write in progress. None when
+    the directory cannot be listed (the caller then prunes nothing)."""
+    import time
+
+    stale = time.time() - STALE_SECONDS
+    found = []
+    try:
+        with os.scandir(dir_fd) as listing:
+            for item in listing:
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not temporary(item.name):
+                    found.append((item.name, info))
+                elif info.st_mtime < stale:
+                    try:
+                        os.unlink(item.name, dir_fd=dir_fd)
+                    except OSError:
+                        pass
+    except OSError:
+        return None
+    return found
+
+
 class AuthenticatedStore:
     """Entries of one private cache directory, every file opened through its verified descriptor
     and carrying an HMAC-SHA256 (the user's 0600 secret) over its name and bytes. Shared by the
     registry cache and lite_compiler's fusion verdict cache."""
 
     max_bytes = _MAX_ENTRY_BYTES
+    suffix = ""  # the entries' file names end so; temp files start with "."
+    per_run = 1  # entries one run may make: the store keeps per_run * LITE_GUARD_CACHE_MAX_RUNS
+    max_age: float | None = None  # seconds unused after which an entry goes whatever the count
 
     def __init__(self, dir_fd: int, secret: bytes):
         self.dir_fd, self.secret = dir_fd, secret
@@ -343,9 +390,47 @@ class AuthenticatedStore:
             return False
         return True
 
+    def touch(self, filename: str) -> None:
+        """Mark an entry as just used: pruning goes by least recent use."""
+        try:
+            os.utime(filename, dir_fd=self.dir_fd, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            pass
+
+    def prune(self, keep: str = "") -> None:
+        """Keep the most recently used entries (an entry's mtime is its last use): at most
+        ``per_run`` * LITE_GUARD_CACHE_MAX_RUNS of them and MAX_BYTES in all, none unused for
+        ``max_age``; ``keep`` (the entry just written) stays. Temp files of killed processes
+        go after an hour."""
+        import time
+
+        now = time.time()
+        found = cache_listing(self.dir_fd, lambda name: name.startswith("."))
+        if found is None:
+            return
+        entries = [(info.st_mtime, name, info.st_size) for name, info in found
+                   if name.endswith(self.suffix) and name != keep]
+        entries.sort(reverse=True)  # most recently used first
+        count = (max_runs() or DEFAULT_MAX_RUNS) * self.per_run - (1 if keep else 0)
+        total = 0
+        for rank, (used, name, size) in enumerate(entries):
+            total += size
+            if rank >= count or total > MAX_BYTES \
+                    or (self.max_age is not None and used < now - self.max_age):
+                self._unlink(name)
+
+    def _unlink(self, name: str) -> None:
+        try:
+            os.unlink(name, dir_fd=self.dir_fd)
+        except OSError:
+            pass
+
 
 class _Store(AuthenticatedStore):
     """The registry entries."""
+
+    suffix = ".pickle"
+    max_age = _KEEP_DAYS * 86400
 
     @classmethod
     def open(cls) -> _Store | None:
@@ -368,10 +453,7 @@ class _Store(AuthenticatedStore):
                 and isinstance(found[1], dict)
                 and all(isinstance(k, str) and isinstance(v, bool) for k, v in found[1].items())):
             return None
-        try:
-            os.utime(f"{key}.pickle", dir_fd=self.dir_fd, follow_symlinks=False)  # last use
-        except (OSError, NotImplementedError):
-            pass
+        self.touch(f"{key}.pickle")  # last use
         return found
 
     def put(self, key: str, reg: Registry, answers: dict[str, bool] | None = None) -> None:
@@ -381,20 +463,4 @@ class _Store(AuthenticatedStore):
             return
         if not self.write(f"{key}.pickle", key, payload):
             return
-        self._prune(keep=f"{key}.pickle")
-
-    def _prune(self, keep: str) -> None:
-        """Keep the most recently used entries (the mtime is the last use), none unused for
-        _KEEP_DAYS."""
-        import time
-
-        try:
-            names = [n for n in os.listdir(self.dir_fd) if n.endswith(".pickle") and n != keep]
-            dated = sorted(((os.stat(n, dir_fd=self.dir_fd, follow_symlinks=False).st_mtime, n)
-                            for n in names), reverse=True)
-            stale = time.time() - _KEEP_DAYS * 86400
-            for rank, (used, name) in enumerate(dated):
-                if rank >= _KEEP - 1 or used < stale:
-                    os.unlink(name, dir_fd=self.dir_fd)
-        except OSError:
-            pass
+        self.prune(keep=f"{key}.pickle")

@@ -351,7 +351,9 @@ def test_a_tree_deeper_than_the_path_limit_is_one_error_line_exit_2(deep_root):
     assert_real_finding(result)
     (error,) = [line for line in result.stderr.splitlines() if "cannot read directory" in line]
     assert re.fullmatch(r"lite_guard check: \./(d{250}/)+d{250}: cannot read directory: File name"
-                        r" too long", error), error[-200:]
+                        r" too long; that path is longer than the system allows and was not linted"
+                        r" \(shorten its folder or file names, or run from a folder nearer to it\)",
+                        error), error[-200:]
 
 
 # ---- the cache, the registry, the project -----------------------------------------------------

@@ -397,7 +397,9 @@ def test_a_name_too_long_for_the_file_system_is_one_error_and_the_rest_is_linted
     result = lite_guard("check", "--no-project", long_name, "real_pass.py", cwd=root)
     assert result.returncode == 2
     assert REAL_FINDING.search(result.stdout), result.stdout + result.stderr
-    assert f"lite_guard check: {long_name}: File name too long" in result.stderr.splitlines()
+    assert f"lite_guard check: {long_name}: File name too long; that path is longer than the system" \
+           " allows and was not linted (shorten its folder or file names, or run from a folder" \
+           " nearer to it)" in result.stderr.splitlines()
 
 
 def test_an_undecodable_byte_in_a_registry_or_pyproject_is_reported_on_its_line(tmp_path):
