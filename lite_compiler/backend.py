@@ -38,7 +38,8 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.generated_code import check_forward_is_graph_code
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
-from lite_compiler.provenance import check_call_path, check_torch_code, report_compile_callbacks
+from lite_compiler.provenance import (check_call_path, check_torch_code, foreign_at_run_time,
+                                      report_compile_callbacks)
 from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
@@ -301,6 +302,13 @@ class LiteCompiler:
                 # By effect: whatever ran in AOTAutograd's place never handed a graph over.
                 guard.refuse_effect("aot", "AOTAutograd returned a compiled function without"
                                     " passing a forward or inference graph to the lite compiler")
+            # What runs the checked graphs (AOTAutograd's run-time wrappers, torch.fx's __call__)
+            # is torch's code: foreign code there runs as itself (provenance.foreign_at_run_time).
+            for name, where in foreign_at_run_time(compiled).items():
+                guard.check(name, "aot", "function", where=(
+                    f"it runs each time the compiled function is called ({where}), around the"
+                    " checked graphs; register it under this name, or remove the patch for lite"
+                    " compiles"))
             return compiled
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from lite_compiler import guard
 from lite_compiler.kernel_libraries import check_region_kernels
-from lite_compiler.provenance import compiled_in_torch
+from lite_compiler.provenance import compiled_in_torch, run_observed
 
 
 def _code_differs(ran: types.CodeType, expected: types.CodeType) -> str | None:
@@ -76,13 +76,21 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
     """Refuse (by effect) a forward of ``gm`` that is not the code of ``gm``'s graph."""
     if not guard.enforcing():
         return
+    # What generates the source (torch.fx's codegen) must be torch's code alone, or the reference
+    # lies as the forward does: a method patched into CodeGen or Graph runs as itself.
+    ran: list[str] = []
     real_recompile = getattr(gm, "real_recompile", None)  # a lazy GraphModule compiles at first call
     if callable(real_recompile) and getattr(gm, "_needs_recompile", lambda: False)():
-        real_recompile()
+        ran += run_observed(real_recompile)[1]
     from torch.fx.experimental import _config as fx_experimental_config
 
     record = bool(fx_experimental_config.enrich_profiler_metadata)  # torch.fx's profiler option
-    python_code = gm.graph.python_code(root_module="self", record_func=record)
+    python_code, foreign = run_observed(gm.graph.python_code, root_module="self", record_func=record)
+    for name in dict.fromkeys(ran + foreign):
+        guard.check(name, "lowering", "function", where=(
+            f"it ran while torch.fx generated the code of the checked {what} (the source the"
+            " forward that runs is compiled from); register it under this name, or remove the"
+            " patch for lite compiles"))
     src = python_code.src
     if record:  # torch.fx names the graph's profiler record after a hash of code and metadata
         src = src.replace(_RECORD_PLACEHOLDER, _recorded_name(getattr(gm, "_code", "")) or _RECORD_PLACEHOLDER)
