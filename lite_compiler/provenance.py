@@ -313,6 +313,13 @@ def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:
 # through ``self``) would make the guard's reference lie the same way as the forward. What runs is
 # observed (a profile function, this thread, for that call only), not looked for by name.
 
+def _fx_generated(code: Any) -> bool:
+    """Code torch.fx compiled from a graph's source: its file name is a key of torch.fx's record
+    of the sources it generated (``graph_module._loader``); the forward is checked as a whole."""
+    loader = getattr(sys.modules.get("torch.fx.graph_module"), "_loader", None)
+    return isinstance(code, types.CodeType) and code.co_filename in getattr(loader, "eval_cache", {})
+
+
 def run_observed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
     """(``fn(*args, **kwargs)``, the identity of each Python function from outside torch, the
     standard library and the guard that ran during the call, in this thread). The profile
@@ -332,8 +339,8 @@ def run_observed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
     foreign = []
     for code, space in ran.items():
         filename = code.co_filename
-        if filename.startswith(_OWN_DIR) or filename.startswith("<eval_with_key>"):
-            continue  # the guard's own; the module torch.fx generated (checked as the forward)
+        if filename.startswith(_OWN_DIR) or _fx_generated(code):
+            continue  # the guard's own; a module torch.fx generated (checked as the forward)
         module = space.get("__name__", "<unknown>") if isinstance(space, dict) else "<unknown>"
         in_module = getattr(sys.modules.get(module), "__dict__", None) is space
         if _trusted_file(filename) and (not _file_in_torch(filename) or in_module):
@@ -372,20 +379,31 @@ def foreign_at_run_time(compiled: Any) -> dict[str, str]:
     todo: list[tuple[Any, str]] = [(compiled, "the compiled function")]
     while todo:
         obj, where = todo.pop()
-        if id(obj) in seen or isinstance(obj, (type, types.ModuleType)) or not callable(obj):
+        if id(obj) in seen or isinstance(obj, types.ModuleType) or not callable(obj):
             continue
         seen.add(id(obj))
+        if isinstance(obj, type):  # a class torch's code holds (AOTAutograd's CompiledFunction,
+            # made per compile, holds the compiled forward and backward): what it and its torch
+            # bases define; a class from outside torch (a tensor subclass) is the user's own.
+            for cls in obj.__mro__:
+                if cls is not object and _defined_in_torch(cls):
+                    todo += [(value, f"{cls.__qualname__}.{attr} (in {where})")
+                             for attr, value in vars(cls).items()
+                             if not isinstance(value, type) and not attr.startswith("__")]
+            continue
         if (getattr(sys.modules.get(type(obj).__module__), "__file__", None) or "").startswith(_OWN_DIR):
             continue  # the guard's own (a region's code is checked when it compiles)
         if isinstance(obj, GraphModule):  # what its class runs around the forward (torch.fx's
             # __call__ and _WrappedCall); the forward itself: the hand-over check (generated_code)
             for attr, value in vars(type(obj)).items():
-                code = getattr(value, "__code__", None)
-                if not (isinstance(code, types.CodeType) and code.co_filename.startswith("<eval_with_key>")):
+                if not _fx_generated(getattr(value, "__code__", None)):
                     todo.append((value, f"{type(obj).__name__}.{attr}"))
             continue
         generated = _generated_by_torch(obj)
-        foreign = None if generated else foreign_identity(obj)
+        if generated or (type(obj) is types.FunctionType and _trusted_function(obj, method=True)):
+            foreign = None  # (torch's, the standard library's, typing_extensions': the sweep's rule)
+        else:
+            foreign = foreign_identity(obj)
         if foreign is not None:
             found.setdefault(foreign, where)
             continue
