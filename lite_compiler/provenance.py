@@ -741,14 +741,16 @@ def _unchanged(key: Any, namespace: Any) -> bool:
     values = tuple(namespace.values()) if hasattr(namespace, "values") else tuple(namespace)
     held = _SWEPT.get(key)
     if held is not None and len(held[0]) == len(values) and all(map(operator.is_, held[0], values)):
-        _, methods, functions, their_functions, codes = held
+        _, methods, functions, their_functions, codes, classes = held
+        # (an object's class too: ``obj.__class__ = Foreign`` keeps the object's identity)
         if all(map(operator.is_, their_functions, map(_FUNC, methods))) \
-                and all(map(operator.is_, codes, map(_CODE, functions))):
+                and all(map(operator.is_, codes, map(_CODE, functions))) \
+                and all(map(operator.is_, classes, map(type, values))):
             return True
     methods, functions = _functions_in(values)
     # held: the old objects stay alive, so "is" never meets a recycled one
     _SWEPT[key] = (values, methods, functions, tuple(map(_FUNC, methods)),
-                   tuple(map(_CODE, functions)))
+                   tuple(map(_CODE, functions)), tuple(map(type, values)))
     return False
 
 

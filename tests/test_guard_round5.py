@@ -268,3 +268,111 @@ def test_functorch_setting_changed_while_aot_autograd_traces_is_refused():
     assert violation.kind == "effect" and violation.stage == "aot"
     assert ("torch._functorch.config.activation_memory_budget is 0.5 when the joint graph reached"
             " the partitioner, but lite mode set it to 1.0") in violation.reason
+
+
+# ---- held: attacks the guard (or torch) already stops --------------------------------------------
+
+def test_class_of_inductors_virtualized_v_swapped_is_refused_by_its_class(monkeypatch):
+    """``torch._inductor.virtualized.V.__class__ = Sub`` (a subclass whose ``ops`` or ``graph``
+    answers differently) is an object of a foreign class under an Inductor global: refused by
+    its class (the sweep judges objects under module globals by their class)."""
+    import torch._inductor.virtualized as virtualized
+
+    sub = type("SwappedV", (type(virtualized.V),), {"__module__": HERE, "__qualname__": "SwappedV"})
+    monkeypatch.setattr(virtualized.V, "__class__", sub)
+    violation = refused(op_region_fn, torch.randn(8), torch.randn(8))
+    assert violation.pass_name == qualified("SwappedV")
+    assert "it was patched into torch._inductor.virtualized:V, in torch's place" in violation.reason
+
+
+def test_inductor_module_reloaded_while_a_region_lowers_never_compiles_silently(lowering_hook):
+    """``importlib.reload`` of Inductor's C++ codegen from code the region's lowering runs: the
+    module's classes are made anew under the objects already in use; torch fails the compile
+    (its own ``super()`` check), nothing compiled is returned."""
+    import importlib
+
+    import torch._inductor.codegen.cpp as cpp
+
+    lowering_hook.append(lambda: (RAN.append("reload"), importlib.reload(cpp)))
+    try:
+        with pytest.raises(Exception, match="super"):
+            compile_lite(op_region_fn)(torch.randn(8), torch.randn(8))
+    finally:
+        importlib.reload(cpp)
+    assert RAN == ["reload"]
+
+
+class _PatchingFunction(torch.autograd.Function):
+    """A library's autograd.Function whose forward patches Inductor's C++ codegen whenever it
+    runs inside a lite compile (cos emitted as sin)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        if lite_compiler.guard_active():
+            RAN.append("patched")
+            from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+
+            CppOverrides.cos = staticmethod(lambda x: f"std::sin({x})")
+            CppVecOverrides.cos = staticmethod(lambda x: f"{x}.sin()")
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+@pytest.mark.parametrize("allow_in_graph", [False, True])
+def test_autograd_function_forward_never_runs_python_inside_the_lite_compile(monkeypatch, allow_in_graph):
+    """Dynamo traces an autograd.Function (or, ``allow_in_graph``, puts its apply in the graph)
+    and AOTAutograd traces the graph Dynamo made: the Function's Python forward never runs under
+    the lite session, so a patch it would make there never happens; the region computes cos."""
+    from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+
+    monkeypatch.setattr(CppOverrides, "cos", CppOverrides.__dict__["cos"])
+    monkeypatch.setattr(CppVecOverrides, "cos", CppVecOverrides.__dict__["cos"])
+    apply = torch._dynamo.allow_in_graph(_PatchingFunction.apply) if allow_in_graph \
+        else _PatchingFunction.apply
+
+    def fn(x, w):
+        y = apply(x)
+        with lite_compiler.region(id="r"):
+            z = y.cos() * w
+        return z + 1
+
+    x, w = torch.randn(8), torch.randn(8)
+    out = compile_lite(fn)(x, w)
+    assert RAN == []
+    torch.testing.assert_close(out, (x * 2).cos() * w + 1)
+
+
+def test_replacement_registered_into_inductors_post_grad_patterns_never_runs_in_lite():
+    """A plugin's ``register_replacement`` (mul rewritten to add) into Inductor's post-grad
+    pattern tables at import time: pattern passes are off in lite mode, outside regions and in
+    them; bits outside regions ``torch.equal`` aot_eager, the region computes mul."""
+    from torch._inductor.fx_passes import post_grad
+    from torch._inductor.pattern_matcher import fwd_only, register_replacement
+
+    def search(a, b):
+        return torch.ops.aten.mul.Tensor(a, b)
+
+    def replace(a, b):
+        RAN.append("replaced")
+        return torch.ops.aten.add.Tensor(a, b)
+
+    table = post_grad.pass_patterns[0]
+    before = {key: list(value) for key, value in table.patterns.items()}
+    register_replacement(search, replace, [torch.empty(8), torch.empty(8)], fwd_only, table)
+    try:
+        x, y = torch.randn(8), torch.randn(8)
+        assert torch.equal(compile_lite(plain_fn)(x, y), aot_eager(plain_fn, x, y))
+
+        def region_mul(x, y):
+            with lite_compiler.region(id="r"):
+                z = x * y + 1
+            return z.sin()
+
+        torch.testing.assert_close(compile_lite(region_mul)(x, y), (x * y + 1).sin())
+    finally:
+        table.patterns.clear()
+        table.patterns.update(before)
+    assert "replaced" not in RAN[1:]  # (tracing the replacement at registration ran it once)
