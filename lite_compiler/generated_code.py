@@ -14,7 +14,7 @@ from typing import Any
 
 from lite_compiler import guard
 from lite_compiler.kernel_libraries import check_region_kernels
-from lite_compiler.provenance import compiled_in_torch, run_observed
+from lite_compiler.provenance import _defined_in_torch, compiled_in_torch, run_observed
 
 
 def _code_differs(ran: types.CodeType, expected: types.CodeType) -> str | None:
@@ -78,14 +78,20 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
         return
     # What generates the source (torch.fx's codegen) must be torch's code alone, or the reference
     # lies as the forward does: a method patched into CodeGen or Graph runs as itself.
+    # Observed again only when torch.fx's namespaces changed since a clean call (run_observed's
+    # key: the classes of the objects that generate the code, which must all be torch's).
+    kinds = (type(gm), type(gm.graph), type(getattr(gm.graph, "_codegen", None)))
+    key = kinds if all(_defined_in_torch(c) for kind in kinds for c in kind.__mro__ if c is not object) \
+        else None
     ran: list[str] = []
     real_recompile = getattr(gm, "real_recompile", None)  # a lazy GraphModule compiles at first call
     if callable(real_recompile) and getattr(gm, "_needs_recompile", lambda: False)():
-        ran += run_observed(real_recompile)[1]
+        ran += run_observed(real_recompile, key=key and ("recompile", *key[1:]))[1]
     from torch.fx.experimental import _config as fx_experimental_config
 
     record = bool(fx_experimental_config.enrich_profiler_metadata)  # torch.fx's profiler option
-    python_code, foreign = run_observed(gm.graph.python_code, root_module="self", record_func=record)
+    python_code, foreign = run_observed(gm.graph.python_code, root_module="self", record_func=record,
+                                        key=key and ("python_code", record, *key[1:]))
     for name in dict.fromkeys(ran + foreign):
         guard.check(name, "lowering", "function", where=(
             f"it ran while torch.fx generated the code of the checked {what} (the source the"
