@@ -9,12 +9,14 @@ checked graph's own source.
 
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
 
 from lite_compiler import guard
 from lite_compiler.kernel_libraries import check_region_kernels
-from lite_compiler.provenance import _defined_in_torch, compiled_in_torch, run_observed
+from lite_compiler.provenance import (_OWN_DIR, _call_of, _defined_in_torch, compiled_in_torch, foreign_identity,
+                                      run_observed)
 
 
 def _code_differs(ran: types.CodeType, expected: types.CodeType) -> str | None:
@@ -97,6 +99,21 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
             f"it ran while torch.fx generated the code of the checked {what} (the source the"
             " forward that runs is compiled from); register it under this name, or remove the"
             " patch for lite compiles"))
+    # What the forward calls (its globals: the ops the graph names, torch.fx's helpers) runs
+    # its class's code: ``OpOverload.__call__`` replaced would run every op of the graph as
+    # other code, node targets unchanged.
+    called = {**python_code.globals, **{node.name: node.target for node in gm.graph.nodes
+                                          if node.op == "call_function"}}
+    for name, value in called.items():
+        owner = getattr(sys.modules.get(type(value).__module__), "__file__", None) or ""
+        if not callable(value) or isinstance(value, types.ModuleType) or owner.startswith(_OWN_DIR):
+            continue  # (a region's callable is the guard's own, checked when it compiled)
+        call = _call_of(value)  # an object (an OpOverload) runs its class's __call__
+        identity = foreign_identity(value) or (foreign_identity(call) if call is not None else None)
+        if identity is not None:
+            guard.check(identity, "lowering", "function", where=(
+                f"the checked {what} calls it (as {name}): it runs in place of torch's code"
+                " there; register it under this name, or remove the patch for lite compiles"))
     src = python_code.src
     if record:  # torch.fx names the graph's profiler record after a hash of code and metadata
         src = src.replace(_RECORD_PLACEHOLDER, _recorded_name(getattr(gm, "_code", "")) or _RECORD_PLACEHOLDER)

@@ -76,6 +76,31 @@ def test_method_patched_into_torch_fx_codegen_is_refused_as_itself(monkeypatch):
     assert RAN  # it ran: the source it returned is never compiled into what runs
 
 
+# ---- op_call: the code an op object of the graph runs ---------------------------------------------
+
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_call_of_torch_op_objects_patched_is_refused_as_itself(monkeypatch, training):
+    """``OpOverload.__call__`` replaced (a library that "instruments" every op call; here mul runs
+    as add): the graph's nodes keep their targets, so every graph check passed and the forward
+    ran add (eager, which calls ATen from C++, computed mul). What the checked forward calls
+    runs its class's code: code not torch's there runs as itself."""
+    from torch._ops import OpOverload
+
+    original = OpOverload.__call__
+
+    def __call__(self, *args, **kwargs):
+        if self is aten.mul.Tensor:
+            RAN.append("add")
+            return original(aten.add.Tensor, *args, **kwargs)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(OpOverload, "__call__", __call__)
+    violation = refused(plain_fn, torch.randn(8, requires_grad=training), torch.randn(8))
+    assert violation.pass_name == qualified(
+        "test_call_of_torch_op_objects_patched_is_refused_as_itself.<locals>.__call__")
+    assert "graph calls it (as mul): it runs in place of torch's code there" in violation.reason
+
+
 # ---- runtime_wrapper: code patched around the compiled graph, run at every call ------------------
 
 def _double_outputs(fn):
@@ -274,10 +299,12 @@ def test_functorch_setting_changed_while_aot_autograd_traces_is_refused():
 
 def test_class_of_inductors_virtualized_v_swapped_is_refused_by_its_class(monkeypatch):
     """``torch._inductor.virtualized.V.__class__ = Sub`` (a subclass whose ``ops`` or ``graph``
-    answers differently) is an object of a foreign class under an Inductor global: refused by
-    its class (the sweep judges objects under module globals by their class)."""
+    answers differently) after a compile swept Inductor clean: the sweep's skip compared the
+    objects it held by identity, and the swap keeps the object's. Refused by its class now (the
+    skip compares each object's class too)."""
     import torch._inductor.virtualized as virtualized
 
+    compile_lite(op_region_fn)(torch.randn(8), torch.randn(8))  # a clean sweep first: its skip
     sub = type("SwappedV", (type(virtualized.V),), {"__module__": HERE, "__qualname__": "SwappedV"})
     monkeypatch.setattr(virtualized.V, "__class__", sub)
     violation = refused(op_region_fn, torch.randn(8), torch.randn(8))
