@@ -102,8 +102,8 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
     # What the forward calls (its globals: the ops the graph names, torch.fx's helpers) runs
     # its class's code: ``OpOverload.__call__`` replaced would run every op of the graph as
     # other code, node targets unchanged.
-    called = {**python_code.globals, **{node.name: node.target for node in gm.graph.nodes
-                                          if node.op == "call_function"}}
+    targets = {node.name: node.target for node in gm.graph.nodes if node.op == "call_function"}
+    called = {**python_code.globals, **targets}
     for name, value in called.items():
         owner = getattr(sys.modules.get(type(value).__module__), "__file__", None) or ""
         if not callable(value) or isinstance(value, types.ModuleType) or owner.startswith(_OWN_DIR):
