@@ -464,8 +464,8 @@ def foreign_at_run_time(compiled: Any) -> dict[str, str]:
                     value, key = getattr(value, attr, None), attr
                 elif isinstance(value, types.ModuleType):
                     continue
-                if value is None or not callable(value):
-                    continue
+                if value is None or not callable(value) or _generated_by_torch(value):
+                    continue  # (AOTAutograd's generated helpers, its subclass wrappers: torch's)
                 item = _foreign_value(key, value)
                 if item is not None:
                     found.setdefault(foreign_identity(item) or repr(item),

@@ -167,6 +167,20 @@ def test_code_patched_into_what_runs_the_compiled_graph_is_refused_as_itself(mon
     assert RAN == []  # refused before the compiled function ever ran
 
 
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+def test_tensor_subclass_through_the_run_time_path_check_is_bitwise_aot_eager(training):
+    """AOTAutograd's subclass wrappers (generated from source text of its own, under
+    ``<torch file>:codegen(...)`` names, one calling another by a global name) are torch's: a
+    tensor subclass (``TwoTensor``) compiles with nothing refused, bits equal to aot_eager."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    a = TwoTensor(torch.randn(8, requires_grad=training), torch.randn(8, requires_grad=training))
+    y = torch.randn(8)
+    out = compile_lite(plain_fn)(a, y)
+    expected = aot_eager(plain_fn, a, y)
+    assert torch.equal(out.a, expected.a) and torch.equal(out.b, expected.b)
+
+
 # ---- config_drift: torch's process-wide config changed while a lite compile runs -----------------
 
 @torch.library.custom_op("lite_guard_r5::scale", mutates_args=())
