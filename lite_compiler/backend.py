@@ -38,8 +38,9 @@ from lite_compiler.effects import (
 from lite_compiler.errors import LiteConfigError, LiteSettingOverridden
 from lite_compiler.generated_code import check_forward_is_graph_code
 from lite_compiler.ledger import Ledger, LedgerEntry, new_ledger
-from lite_compiler.provenance import check_call_path, check_torch_code, report_compile_callbacks
-from lite_compiler.regions import compile_regions, is_region_node, sweep_inductor
+from lite_compiler.provenance import (check_call_path, check_torch_code, foreign_at_run_time,
+                                      report_compile_callbacks)
+from lite_compiler.regions import compile_regions, is_region_node, refuse_config_drift, sweep_inductor
 from lite_compiler.scooping import adopt_enclosed
 from lite_compiler.session import session
 
@@ -63,6 +64,7 @@ class LiteCompiler:
             self.signature_check = parsed.bitwise_fusion_signature_check
             self.proven_only = parsed.bitwise_fusion == "proven"
         self.graphs: Any = None  # the frame's CudaGraphs state, made in __call__
+        self.functorch_patch: dict[str, Any] = {}  # what _aot set on functorch's config
         self.decomposing = False  # tracing with the selective decomposition table (__call__)
         # Regions in Dynamo's graph, and those that reached a forward / inference graph.
         self.regions_in_dynamo: set[str] = set()
@@ -161,6 +163,11 @@ class LiteCompiler:
                 check_unannotated(gm)  # a region only AOTAutograd saw: trace again (__call__)
             name = f"{self.frame}/{kind}"
             with self.active(name):
+                # AOTAutograd traced and partitioned under the settings lite mode set (_aot; the
+                # lazy backward compiles after that patch is gone: its graph was partitioned then).
+                if not is_backward:
+                    refuse_config_drift(self.functorch_patch, "functorch", "aot",
+                                        f"when the {kind} graph reached the lite compiler")
                 # Code patched into torch's places between Dynamo and here runs as itself.
                 check_call_path("aot", f"the lite compiler's {kind} graph")
                 self.effects.expect(gm.graph, f"AOTAutograd's {kind} graph")
@@ -208,6 +215,8 @@ class LiteCompiler:
         if not self.decomposing:
             check_unannotated(joint)  # a region only AOTAutograd saw: trace again (__call__)
         with self.active(f"{self.frame}/joint"):
+            refuse_config_drift(self.functorch_patch, "functorch", "aot",
+                                "when the joint graph reached the partitioner")
             self._run_always_custom_passes(joint, "joint_graph")
             joint_rows = joint_before_partition(joint)
             check_torch_code(min_cut_rematerialization_partition, "min_cut_rematerialization_partition", "aot")
@@ -293,7 +302,8 @@ class LiteCompiler:
             keep_inference_input_mutations=True,
             decompositions=decompositions,
         )
-        with torch._functorch.config.patch({**self.functorch_config, **torch_called}), \
+        self.functorch_patch = {**self.functorch_config, **torch_called}
+        with torch._functorch.config.patch(self.functorch_patch), \
                 self.active(f"{self.frame}/aot"):
             check_torch_code(aot_autograd, "aot_autograd", "aot")
             compiled = backend(gm, example_inputs, **kwargs)
@@ -301,6 +311,13 @@ class LiteCompiler:
                 # By effect: whatever ran in AOTAutograd's place never handed a graph over.
                 guard.refuse_effect("aot", "AOTAutograd returned a compiled function without"
                                     " passing a forward or inference graph to the lite compiler")
+            # What runs the checked graphs (AOTAutograd's run-time wrappers, torch.fx's __call__)
+            # is torch's code: foreign code there runs as itself (provenance.foreign_at_run_time).
+            for name, where in foreign_at_run_time(compiled).items():
+                guard.check(name, "aot", "function", where=(
+                    f"it runs each time the compiled function is called ({where}), around the"
+                    " checked graphs; register it under this name, or remove the patch for lite"
+                    " compiles"))
             return compiled
 
 

@@ -204,3 +204,30 @@ def user_settings_overridden(patch: dict[str, Any], module: str = "inductor") ->
         if user_value != lite_value and user_value != entry.default:
             overridden.append((key, user_value, lite_value))
     return overridden
+
+
+def config_drift(patch: dict[str, Any], module: str = "inductor") -> list[tuple[str, Any, Any]]:
+    """(key, the value lite mode set, the value now) for each key of ``patch`` whose live value
+    in torch's config module differs. Torch's configs are one per process: code a compile runs
+    (a custom op's fake kernel while a region lowers) or another thread (its own compile's
+    ``config.patch``) can change a key lite mode set, after it was set, unseen by the hooks."""
+    import importlib
+
+    config = importlib.import_module(f"torch._{module}.config")
+    drift = []
+    for key, value in patch.items():
+        now: Any = config
+        try:
+            for part in key.split("."):
+                now = getattr(now, part)
+        except AttributeError:
+            continue  # a key this torch lacks was refused when the configs were derived
+        if now is value:
+            continue
+        try:
+            same = type(now) is type(value) and bool(now == value)
+        except Exception:  # (a value whose == fails: not the value lite set)
+            same = False
+        if not same:
+            drift.append((key, value, now))
+    return drift

@@ -9,12 +9,14 @@ checked graph's own source.
 
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
 
 from lite_compiler import guard
 from lite_compiler.kernel_libraries import check_region_kernels
-from lite_compiler.provenance import compiled_in_torch
+from lite_compiler.provenance import (_OWN_DIR, _call_of, _defined_in_torch, compiled_in_torch, foreign_identity,
+                                      run_observed)
 
 
 def _code_differs(ran: types.CodeType, expected: types.CodeType) -> str | None:
@@ -76,13 +78,42 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
     """Refuse (by effect) a forward of ``gm`` that is not the code of ``gm``'s graph."""
     if not guard.enforcing():
         return
+    # What generates the source (torch.fx's codegen) must be torch's code alone, or the reference
+    # lies as the forward does: a method patched into CodeGen or Graph runs as itself.
+    # Observed again only when torch.fx's namespaces changed since a clean call (run_observed's
+    # key: the classes of the objects that generate the code, which must all be torch's).
+    kinds = (type(gm), type(gm.graph), type(getattr(gm.graph, "_codegen", None)))
+    key = kinds if all(_defined_in_torch(c) for kind in kinds for c in kind.__mro__ if c is not object) \
+        else None
+    ran: list[str] = []
     real_recompile = getattr(gm, "real_recompile", None)  # a lazy GraphModule compiles at first call
     if callable(real_recompile) and getattr(gm, "_needs_recompile", lambda: False)():
-        real_recompile()
+        ran += run_observed(real_recompile, key=key and ("recompile", *key[1:]))[1]
     from torch.fx.experimental import _config as fx_experimental_config
 
     record = bool(fx_experimental_config.enrich_profiler_metadata)  # torch.fx's profiler option
-    python_code = gm.graph.python_code(root_module="self", record_func=record)
+    python_code, foreign = run_observed(gm.graph.python_code, root_module="self", record_func=record,
+                                        key=key and ("python_code", record, *key[1:]))
+    for name in dict.fromkeys(ran + foreign):
+        guard.check(name, "lowering", "function", where=(
+            f"it ran while torch.fx generated the code of the checked {what} (the source the"
+            " forward that runs is compiled from); register it under this name, or remove the"
+            " patch for lite compiles"))
+    # What the forward calls (its globals: the ops the graph names, torch.fx's helpers) runs
+    # its class's code: ``OpOverload.__call__`` replaced would run every op of the graph as
+    # other code, node targets unchanged.
+    targets = {node.name: node.target for node in gm.graph.nodes if node.op == "call_function"}
+    called = {**python_code.globals, **targets}
+    for name, value in called.items():
+        owner = getattr(sys.modules.get(type(value).__module__), "__file__", None) or ""
+        if not callable(value) or isinstance(value, types.ModuleType) or owner.startswith(_OWN_DIR):
+            continue  # (a region's callable is the guard's own, checked when it compiled)
+        call = _call_of(value)  # an object (an OpOverload) runs its class's __call__
+        identity = foreign_identity(value) or (foreign_identity(call) if call is not None else None)
+        if identity is not None:
+            guard.check(identity, "lowering", "function", where=(
+                f"the checked {what} calls it (as {name}): it runs in place of torch's code"
+                " there; register it under this name, or remove the patch for lite compiles"))
     src = python_code.src
     if record:  # torch.fx names the graph's profiler record after a hash of code and metadata
         src = src.replace(_RECORD_PLACEHOLDER, _recorded_name(getattr(gm, "_code", "")) or _RECORD_PLACEHOLDER)

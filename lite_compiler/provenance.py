@@ -306,6 +306,173 @@ def check_torch_code(fn: Any, torch_name: str, stage: str) -> Any:
     return fn
 
 
+# ---- what ran: code observed while torch's code works for the guard ---------------------------
+# Where the guard itself asks torch for something it then trusts (torch.fx's source of the checked
+# graph), the answer is only torch's if only torch's code produced it: a method patched into
+# torch.fx's codegen (``CodeGen._gen_python_code``, ``Graph.python_code``, a helper it calls
+# through ``self``) would make the guard's reference lie the same way as the forward. What runs is
+# observed (a profile function, this thread, for that call only), not looked for by name.
+
+def _fx_generated(code: Any) -> bool:
+    """Code torch.fx compiled from a graph's source: its file name is a key of torch.fx's record
+    of the sources it generated (``graph_module._loader``); the forward is checked as a whole."""
+    loader = getattr(sys.modules.get("torch.fx.graph_module"), "_loader", None)
+    return isinstance(code, types.CodeType) and code.co_filename in getattr(loader, "eval_cache", {})
+
+
+_OBSERVED: dict[Any, tuple[Any, ...]] = {}  # per ``key``: the namespaces a clean call ran in
+
+
+def _code_held(space: Any) -> tuple[Any, ...]:
+    """What of a namespace can run: its callables (functions, classes, methods' wrappers, objects
+    with ``__call__``); counters and caches a module or class rebinds are left out."""
+    return tuple(v for v in list(space.values())
+                 if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
+
+
+def run_observed(fn: Any, *args: Any, key: Any = None, **kwargs: Any) -> tuple[Any, list[str]]:
+    """(``fn(*args, **kwargs)``, the identity of each Python function from outside torch, the
+    standard library and the guard that ran during the call, in this thread). The profile
+    function in place before (a debugger's, a coverage tool's) is put back after.
+
+    With a ``key``: once a call under it ran only trusted code, the next runs unobserved while
+    every namespace that call's code ran in (its modules, and every class they define) holds the
+    very objects, running the very code, it held then (``_unchanged``: a function or method put
+    there, a ``__code__`` written in place, an object's class swapped, is a change); observing
+    costs ~3x the call (~25 ms a llama block's graph), the comparison ~0.1 ms."""
+    held = _OBSERVED.get(key) if key is not None else None
+    if held is not None and all(_unchanged(("observed", key, id(space)), _code_held(space))
+                                for space in held):
+        return fn(*args, **kwargs), []
+    ran: dict[types.CodeType, Any] = {}
+
+    def observe(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            ran.setdefault(frame.f_code, frame.f_globals)
+
+    previous = sys.getprofile()
+    sys.setprofile(observe)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    foreign = []
+    for code, space in ran.items():
+        filename = code.co_filename
+        if filename.startswith(_OWN_DIR) or _fx_generated(code):
+            continue  # the guard's own; a module torch.fx generated (checked as the forward)
+        module = space.get("__name__", "<unknown>") if isinstance(space, dict) else "<unknown>"
+        in_module = getattr(sys.modules.get(module), "__dict__", None) is space
+        if _trusted_file(filename) and (not _file_in_torch(filename) or in_module):
+            continue  # (torch's file run in a namespace of its own is not torch's: _trusted_function)
+        foreign.append(qualified_name(module, getattr(code, "co_qualname", code.co_name)))
+    if key is not None:
+        _OBSERVED.pop(key, None)
+        if not foreign:
+            spaces = {id(space): space for space in ran.values() if isinstance(space, dict)}
+            for space in list(spaces.values()):
+                name = space.get("__name__")
+                for value in list(space.values()):
+                    if isinstance(value, type) and value.__module__ == name:
+                        spaces[id(value)] = vars(value)
+            for space in spaces.values():
+                _unchanged(("observed", key, id(space)), _code_held(space))  # (held from now on)
+            _OBSERVED[key] = tuple(spaces.values())
+    return result, foreign
+
+
+# ---- what runs the compiled graph ------------------------------------------------------------
+# Between the user's call and the graph's forward, torch's code runs: AOTAutograd's run-time
+# wrappers (closures its post_compile steps made), boxed_nop's runner, the GraphModule's
+# ``__call__`` (torch.fx's ``_WrappedCall``). A patch there (``RuntimeWrapper.post_compile``
+# returning a closure of its own, ``_WrappedCall.__call__`` replaced) changes every output with
+# no graph changed. The callable AOTAutograd hands back is read once it is built: its layers,
+# closure cells and default arguments, to the end through torch's code; the ``__call__`` of each
+# callable object; and, one level down, what torch's code there calls by global name.
+
+def _generated_by_torch(fn: Any) -> bool:
+    """A function AOTAutograd generated from source text of its own (its run-time wrappers:
+    ``subclass_codegen._compile_and_exec_source`` compiles under ``<torch file>:codegen(<name>)``
+    into a namespace of its own). Trusted by that file name, as ``<string>`` methods are."""
+    code = getattr(fn, "__code__", None) if type(fn) is types.FunctionType else None
+    if code is None or ":codegen(" not in code.co_filename:
+        return False
+    source = code.co_filename.split(":codegen(", 1)[0]
+    return _file_in_torch(source) and os.path.isfile(source)
+
+
+def foreign_at_run_time(compiled: Any) -> dict[str, str]:
+    """{identity: where} for each piece of code from outside torch (and the standard library and
+    the guard) that the compiled callable will run, found as described above."""
+    from torch.fx import GraphModule
+
+    found: dict[str, str] = {}
+    seen: set[int] = set()
+    todo: list[tuple[Any, str]] = [(compiled, "the compiled function")]
+    while todo:
+        obj, where = todo.pop()
+        if id(obj) in seen or isinstance(obj, types.ModuleType) or not callable(obj):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, type):  # a class torch's code holds (AOTAutograd's CompiledFunction,
+            # made per compile, holds the compiled forward and backward): what it and its torch
+            # bases define; a class from outside torch (a tensor subclass) is the user's own.
+            for cls in obj.__mro__:
+                if cls is not object and _defined_in_torch(cls):
+                    todo += [(value, f"{cls.__qualname__}.{attr} (in {where})")
+                             for attr, value in vars(cls).items()
+                             if not isinstance(value, type) and not attr.startswith("__")]
+            continue
+        if (getattr(sys.modules.get(type(obj).__module__), "__file__", None) or "").startswith(_OWN_DIR):
+            continue  # the guard's own (a region's code is checked when it compiles)
+        if isinstance(obj, GraphModule):  # what its class runs around the forward (torch.fx's
+            # __call__ and _WrappedCall); the forward itself: the hand-over check (generated_code)
+            for attr, value in vars(type(obj)).items():
+                if not _fx_generated(getattr(value, "__code__", None)):
+                    todo.append((value, f"{type(obj).__name__}.{attr}"))
+            continue
+        generated = _generated_by_torch(obj)
+        if generated or (type(obj) is types.FunctionType and _trusted_function(obj, method=True)):
+            foreign = None  # (torch's, the standard library's, typing_extensions': the sweep's rule)
+        else:
+            foreign = foreign_identity(obj)
+        if foreign is not None:
+            found.setdefault(foreign, where)
+            continue
+        if generated:
+            todo.append((getattr(obj, "__wrapped__", None), where))
+        for layer in (obj,) if generated else _layers(obj):
+            if isinstance(layer, types.MethodType):  # (boxed_nop runs ``gm.forward``: gm's class
+                todo.append((layer.__self__, where))  # __call__ runs at its first call)
+            fn = layer if type(layer) is types.FunctionType else _call_of(layer)
+            if type(fn) is not types.FunctionType:
+                continue
+            if fn is not layer:
+                foreign = foreign_identity(fn)
+                if foreign is not None:
+                    found.setdefault(foreign, f"the __call__ of {type(layer).__qualname__} in {where}")
+                    continue
+            name = getattr(fn.__code__, "co_qualname", fn.__name__)
+            todo += [(value, f"{name} (in {where})") for value in _cell_values(fn)]
+            space = fn.__globals__
+            for global_name, attr in _names_loaded(fn.__code__):
+                value, key = space.get(global_name), global_name
+                if attr is not None:
+                    if not isinstance(value, types.ModuleType) \
+                            or not _file_in_torch(getattr(value, "__file__", None) or "<none>"):
+                        continue
+                    value, key = getattr(value, attr, None), attr
+                elif isinstance(value, types.ModuleType):
+                    continue
+                if value is None or not callable(value) or _generated_by_torch(value):
+                    continue  # (AOTAutograd's generated helpers, its subclass wrappers: torch's)
+                item = _foreign_value(key, value)
+                if item is not None:
+                    found.setdefault(foreign_identity(item) or repr(item),
+                                     f"{space.get('__name__', '<unknown>')}:{key}, which {name} calls")
+    return found
+
+
 # ---- a sweep of Inductor's modules ---------------------------------------------------------------
 # A method patched into any Inductor class (a kernel's codegen, an IR node's create) or a
 # function put under a name of an Inductor module (a lowering helper) can change what a region
@@ -606,14 +773,16 @@ def _unchanged(key: Any, namespace: Any) -> bool:
     values = tuple(namespace.values()) if hasattr(namespace, "values") else tuple(namespace)
     held = _SWEPT.get(key)
     if held is not None and len(held[0]) == len(values) and all(map(operator.is_, held[0], values)):
-        _, methods, functions, their_functions, codes = held
+        _, methods, functions, their_functions, codes, classes = held
+        # (an object's class too: ``obj.__class__ = Foreign`` keeps the object's identity)
         if all(map(operator.is_, their_functions, map(_FUNC, methods))) \
-                and all(map(operator.is_, codes, map(_CODE, functions))):
+                and all(map(operator.is_, codes, map(_CODE, functions))) \
+                and all(map(operator.is_, classes, map(type, values))):
             return True
     methods, functions = _functions_in(values)
     # held: the old objects stay alive, so "is" never meets a recycled one
     _SWEPT[key] = (values, methods, functions, tuple(map(_FUNC, methods)),
-                   tuple(map(_CODE, functions)))
+                   tuple(map(_CODE, functions)), tuple(map(type, values)))
     return False
 
 

@@ -19,6 +19,7 @@ import torch.fx
 from lite_compiler import custom_passes, guard
 from lite_compiler.annotate import LiteRegionNotCompiled, annotation_of, describe
 from lite_compiler.cpp_compiler import check_cpp_compiler
+from lite_compiler.config import config_drift
 from lite_compiler.errors import LiteCompilerError
 from lite_compiler.generated_code import check_region_module
 from lite_compiler.ledger import LedgerEntry
@@ -153,6 +154,23 @@ def _static_layouts(fake_inputs: list[Any]) -> list[tuple[tuple[int, ...], tuple
     return layouts
 
 
+def refuse_config_drift(patch: Mapping[str, Any], module: str, stage: str, when: str,
+                        graph: str | None = None) -> None:
+    """Refuse (by effect) a key of ``patch`` (what lite mode set on torch's ``module`` config)
+    whose live value is another one now (lite_compiler.config.config_drift)."""
+    if not guard.enforcing():
+        return
+    drift = config_drift(dict(patch), module)
+    if drift:
+        key, value, now = drift[0]
+        guard.refuse_effect(stage, (
+            f"torch._{module}.config.{key} is {now!r} {when}, but lite mode set it to {value!r}"
+            f"{f' (and {len(drift) - 1} more key(s))' if len(drift) > 1 else ''}: code the compile"
+            " ran (a custom op's fake kernel, a callback) or another thread (its own config.patch:"
+            " the config is one for the whole process) changed it after lite mode set it; leave"
+            " torch's config alone while a lite compile runs"), graph=graph)
+
+
 def compile_regions(
     gm: torch.fx.GraphModule,
     graph_name: str,
@@ -230,6 +248,12 @@ def compile_regions(
                                             " mode cannot see its passes. Unset"
                                             " TORCHINDUCTOR_FX_COMPILE_MODE and caches for lite"
                                             " compiles")
+                    # The config the region compiled under is the one lite mode set, from the
+                    # first key to the last: a change since (a fake kernel run while the region
+                    # lowered, another thread's config.patch) is refused before its code runs.
+                    refuse_config_drift({**lite_config, **configs, **REGION_FIXED_CONFIG},
+                                        "inductor", "lowering", "while the region compiled",
+                                        region_graph)
                     # Modules Inductor imported while it compiled the region (a hook may have
                     # patched them) are swept before the region's code can run.
                     sweep_inductor()
