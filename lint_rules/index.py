@@ -803,6 +803,56 @@ def module_name(path: str | PurePath, on_disk: bool | None = None) -> str:
     return ".".join(p for p in parts if p.isidentifier()) or stem
 
 
+def _top_directory(path: str, module: str) -> str:
+    """The directory of a file's top-level package (``/r/vllm`` for ``vllm.compilation.x`` at
+    ``/r/vllm/compilation/x.py``; ``/r`` for ``executorch.backends.x`` at ``/r/backends/x.py``,
+    a checkout that is its package)."""
+    parts = real_module(module).split(".")
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(len(parts) - (1 if os.path.basename(path) == "__init__.py" else 2)):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+_SELF_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)\.([A-Za-z_]\w*)"
+                          rb"((?:\.[A-Za-z_]\w*)*)", re.M)
+
+
+def checkout_packages(files: Iterable[tuple[str, str, bytes | None]]) -> dict[str, str]:
+    """Checkouts that are a package by installation, not by ``__init__.py`` (executorch: its
+    setup maps ``executorch`` onto the checkout root, which holds ``backends/``, ``exir/``):
+    the layout names a file ``backends.xnnpack.x`` while its own files import it as
+    ``executorch.backends.xnnpack.x``, and Python (so the guard, by ``__module__``) names it
+    so. ``files``: (path, module by layout, bytes). Returns directory -> the package name the
+    checkout's files import it by: the prefix their imports put before a module of the tree
+    (``from executorch.backends.xnnpack._passes.x import P`` where ``backends.xnnpack._passes.x``
+    is linted), when no linted package has that name. The most imported prefix wins."""
+    files = [f for f in files if f[2] is not None]
+    modules = {real_module(module) for _, module, _ in files}
+    tops = {module.split(".", 1)[0] for module in modules}
+    votes: dict[str, dict[str, int]] = {}
+    for path, module, data in files:
+        top = real_module(module).split(".", 1)[0]
+        if "." not in real_module(module) and os.path.basename(path) != "__init__.py":
+            continue  # a top-level script, in no package
+        for match in _SELF_IMPORT.finditer(data):  # type: ignore[arg-type]
+            prefix, head, rest = (g.decode("ascii", "replace") for g in match.groups())
+            if head != top or prefix in tops:
+                continue
+            dotted = head + rest
+            if dotted in modules or dotted.rpartition(".")[0] in modules:
+                root = os.path.dirname(_top_directory(path, module))
+                count = votes.setdefault(root, {})
+                count[prefix] = count.get(prefix, 0) + 1
+    return {root: max(sorted(count), key=count.__getitem__) for root, count in votes.items()}
+
+
+def checkout_module(path: str, module: str, packages: dict[str, str]) -> str:
+    """``module`` (named by layout) under the package its checkout is (``checkout_packages``)."""
+    prefix = packages.get(os.path.dirname(_top_directory(path, module))) if packages else None
+    return f"{prefix}.{module}" if prefix and module else module
+
+
 # ---- the per-file summary -------------------------------------------------------------------
 
 def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabulary,
@@ -2272,7 +2322,8 @@ def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
     """How a function rewrites an FX graph by itself (the first registry ``graph_mutation``
     member it calls, ``graph.erase_node``; or a new graph stored over its parameter's,
     ``gm.graph = g``), and the callees it hands its graph ``param`` to at any position
-    (``param``, ``param.graph`` or a local alias of either): what does the rewriting then."""
+    (``param``, ``param.graph`` or a local alias of either; for ``Transform()(param)``, the
+    class whose instance it is handed to): what does the rewriting then."""
     aliases, rewrite, callees = {param} if param else set(), "", []
     for inner in ast.walk(node):
         if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
@@ -2289,13 +2340,16 @@ def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                 isinstance(t, ast.Attribute) and t.attr in vocab.graph_members
                 and isinstance(t.value, ast.Name) and t.value.id in aliases for t in inner.targets):
             rewrite = rewrite or f"assigns {_dotted(inner.targets[0])}"
+        func = inner.func if isinstance(inner, ast.Call) else None
+        if isinstance(func, ast.Call) and isinstance(func.func, (ast.Name, ast.Attribute)):
+            func = func.func  # Transform()(gm): the class whose instance it is handed to
         if isinstance(inner, ast.Call) and aliases and len(callees) < 16 \
-                and isinstance(inner.func, (ast.Name, ast.Attribute)) and any(
+                and isinstance(func, (ast.Name, ast.Attribute)) and any(
                     (isinstance(a, ast.Attribute) and a.attr in vocab.graph_members and
                      isinstance(a.value, ast.Name) and a.value.id in aliases)
                     or (isinstance(a, ast.Name) and a.id in aliases)
                     for a in [*inner.args, *(k.value for k in inner.keywords)]):
-            callees.append(inner.func)
+            callees.append(func)
     return rewrite, callees
 
 
@@ -2591,7 +2645,7 @@ class Index:
         # A module of a linted package that is on disk next to the linted files but outside the
         # paths given: read it (never import it) so bases and names resolve through it.
         for root in self._roots.get(name.split(".", 1)[0], ()):
-            stem = Path(root, *name.split("."))
+            stem = Path(root, *name.split(".")[1:])
             for candidate in (stem / "__init__.py", stem.with_suffix(".py")):
                 if candidate.is_file():
                     summary = _external_summary(str(candidate), name,
@@ -2901,6 +2955,21 @@ class Index:
                         if base[0] == "class":
                             self._children.setdefault((base[1], base[2]), []).append((mod, qual))
         return self._children.get((module, qualname), [])
+
+    def overrides(self, module: str, qualname: str) -> set[str] | None:
+        """The methods of this class that replace one of its ancestors' (``__init__`` aside);
+        None when an ancestor cannot be read (it may define any of them)."""
+        ancestors, unresolved = self.ancestors(module, qualname)
+        if unresolved:
+            return None
+        inherited: set[str] = set()
+        for ref in ancestors:
+            info = self.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+            if info is None and not _is_builtin_base(ref):
+                return None
+            inherited.update(info["methods"] if info else ())
+        own = self.class_info(module, qualname)
+        return (set(own["methods"] if own else ()) - {"__init__"}) & inherited
 
     def is_callable(self, module: str, qualname: str) -> bool | None:
         """Do instances of this class have a ``__call__``? None when a base cannot be read."""
@@ -3310,17 +3379,16 @@ _EXTERNAL: dict[tuple, dict | None] = {}  # installed base modules, summarized o
 
 
 def _package_roots(paths: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
-    """Top-level package -> the directories holding it, from the linted files' module names:
-    ``/r/vllm/compilation/x.py`` named ``vllm.compilation.x`` lives under ``/r``."""
+    """Top-level package -> the directories that are it, from the linted files' module names:
+    ``/r/vllm/compilation/x.py`` named ``vllm.compilation.x``: ``/r/vllm``;
+    ``/r/backends/x.py`` named ``executorch.backends.x`` (``checkout_packages``): ``/r``."""
     roots: dict[str, set[str]] = {}
     for module, path in paths:
         parts = real_module(module).split(".")
         if len(parts) < 2 and os.path.basename(path) != "__init__.py":
             continue  # a top-level script: no package to find siblings in
-        directory = os.path.dirname(os.path.abspath(path))
-        for _ in range(len(parts) - (0 if os.path.basename(path) == "__init__.py" else 1)):
-            directory = os.path.dirname(directory)
-        if os.path.isdir(os.path.join(directory, parts[0])):
+        directory = _top_directory(path, module)
+        if os.path.isdir(directory):
             roots.setdefault(parts[0], set()).add(directory)
     return roots
 
@@ -3368,5 +3436,5 @@ def _read_external(path: str, module: str, package: bool, vocab: Vocabulary,
     return result.summary
 
 
-__all__ = ["Index", "Unresolved", "Vocabulary", "module_name", "summarize", "qualified_name",
-           "text_of"]
+__all__ = ["Index", "Unresolved", "Vocabulary", "module_name", "checkout_packages",
+           "checkout_module", "summarize", "qualified_name", "text_of"]

@@ -401,6 +401,13 @@ class _Check:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
                     todo.append((ref[1], ref[2], depth + 1))
+                elif ref[0] == "class" and isinstance(ref[2], str) \
+                        and index.identity(ref[1], ref[2]) in self.classes:
+                    # remove_asserts(ep): RemoveAssertsTransform()(ep.graph_module), a pass
+                    # class of the tree run on the graph it is handed
+                    how = f"runs the pass {index.identity(ref[1], ref[2])} on it"
+                    how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
+                    return f"rewrites it ({how}) {why}"
         return ""
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
@@ -711,6 +718,8 @@ class _Check:
                 continue
             if not index.is_concrete(module, qualname):
                 continue  # an abstract base of passes, not a pass
+            if self._base_of_passes(module, qualname):
+                continue
             name = index.identity(module, qualname, _registered_as(klass))
             self.classes.add(name)
             form = f"class deriving from {_short(base)}"
@@ -718,6 +727,15 @@ class _Check:
                 form += f", built by {klass['built_by']}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
                         guess_stage(real_module(module), qualname))
+
+    def _base_of_passes(self, module: str, qualname: str) -> bool:
+        """A concrete pass class that classes of the tree derive from and that overrides none of
+        its ancestors' methods (``XNNPACKPass(ExportPass)``: an ``__init__`` keeping the
+        exported program, a property): run as it is, it is its base's pass; it is the tree's
+        base of its passes, which are reported. A class overriding something, or that nothing
+        derives from (a base configured by its ``__init__``), is a pass."""
+        return bool(self.index.subclasses(module, qualname)) \
+            and self.index.overrides(module, qualname) == set()
 
     def _graph_callable(self, module: str, qualname: str, klass: dict) -> None:
         """A class no registry base makes a pass, whose instances are called with one FX graph

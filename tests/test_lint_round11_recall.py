@@ -1,0 +1,112 @@
+"""Round 11 (docs/lint-recall.md, "Round 11"): the forms of the round-11 held-out set
+(executorch's XNNPACK and Vulkan passes, AITemplate's fx2ait, PiPPy), each found by its
+structure and effect.
+
+* a checkout that is its package by installation, not by ``__init__.py`` (executorch: the
+  checkout root is ``executorch``, its files import ``executorch.backends.x``): its files take
+  the name their own imports give them, so bases resolve through the checkout and each pass is
+  named as Python (and the guard, by ``__module__``) names it;
+* a pass over a ``torch.export`` program (``def f(ep: ExportedProgram)``) rewriting
+  ``ep.graph_module``, itself or by running a pass class of the tree on it
+  (``RemoveAssertsTransform()(ep.graph_module)``);
+* a concrete pass class that the tree's passes derive from and that overrides none of its
+  ancestors' methods (``XNNPACKPass(ExportPass)``: an ``__init__`` and a property) is their
+  base, not a pass of its own.
+
+Real files, the real ``lite_guard check`` CLI, prefilter on and off, the exact path, line,
+column, code and message of every finding."""
+
+from __future__ import annotations
+
+import pytest
+from test_lint_dynamic_installs import _check, _lg001
+
+PASS_BASE = ("from torch.fx.passes.infra.pass_base import PassBase, PassResult\n\n\n"
+             "class ExportPass(PassBase):\n"
+             "    def call_operator(self, op, args, kwargs):\n"
+             "        return op(*args, **kwargs)\n\n"
+             "    def call(self, graph_module):\n"
+             "        return PassResult(graph_module, False)\n")
+# the backend's passes, importing the checkout by its installed name (executorch's layout)
+BACKEND = ("import torch\nfrom proj.exir.pass_base import ExportPass\n\n\n"
+           "class XnnPass(ExportPass):\n"
+           "    def __init__(self, exported_program) -> None:\n"
+           "        super().__init__()\n        self._exported_program = exported_program\n\n"
+           "    @property\n    def exported_program(self):\n"
+           "        return self._exported_program\n\n\n"
+           "class ConvPass(XnnPass):\n"
+           "    def call(self, graph_module: torch.fx.GraphModule):\n"
+           "        graph_module.recompile()\n        return super().call(graph_module)\n\n\n"
+           "class SqueezeInputs(ExportPass):\n"  # overrides only the interpreter's call_operator
+           "    def call_operator(self, op, args, kwargs):\n"
+           "        return super().call_operator(op, args[:1], kwargs)\n")
+CHECKOUT = {"exir/__init__.py": "", "exir/pass_base.py": PASS_BASE, "backends/__init__.py": "",
+            "backends/xnn/__init__.py": "from proj.backends.xnn.passes import ConvPass,"
+                                        " SqueezeInputs\n",
+            "backends/xnn/passes.py": BACKEND}
+# passes over an exported program (executorch's Vulkan remove_asserts, insert_prepack_nodes)
+EXPORTED = ("import torch\nfrom torch.export import ExportedProgram\n"
+            "from torch.fx.passes.infra.pass_base import PassBase, PassResult\n\n\n"
+            "class RemoveAsserts(PassBase):\n"
+            "    def call(self, graph_module: torch.fx.GraphModule) -> PassResult:\n"
+            "        for node in graph_module.graph.nodes:\n"
+            "            graph_module.graph.erase_node(node)\n"
+            "        return PassResult(graph_module, True)\n\n\n"
+            "def remove_asserts(edge_program: ExportedProgram) -> ExportedProgram:\n"
+            "    graph_module = edge_program.graph_module\n"
+            "    RemoveAsserts()(graph_module)\n    return edge_program\n\n\n"
+            "def insert_prepack(program: ExportedProgram) -> ExportedProgram:\n"
+            "    for node in program.graph_module.graph.nodes:\n"
+            "        with program.graph_module.graph.inserting_after(node):\n"
+            "            program.graph_module.graph.call_function(torch.clone, (node,))\n"
+            "    return program\n\n\n"
+            "def count_nodes(program: ExportedProgram) -> int:\n"  # reads only: no pass
+            "    return len(program.graph_module.graph.nodes)\n")
+PACKAGE = {"proj/__init__.py": "", "proj/passes/__init__.py": ""}
+
+
+def _api(where: str, name: str, how: str) -> str:
+    return _lg001(where, name, f"function taking an FX graph (annotated ExportedProgram),"
+                  f" rewrites it ({how}) and nothing in the linted paths calls it or hands it on:"
+                  " an entry of its package proj's API, or installed from outside the linted"
+                  " paths", "post_grad")
+
+
+def _class(where: str, name: str) -> str:
+    return _lg001(where, name, "class deriving from PassBase", "post_grad", "class")
+
+
+CASES = {
+    # the checkout root is the package proj (no __init__.py there): bases resolve through
+    # proj.exir.pass_base, read from disk outside the linted paths; the tree's intermediate
+    # base XnnPass is not a pass of its own
+    "checkout_that_is_its_package": (
+        CHECKOUT, "backends",
+        [_class("backends/xnn/passes.py:15:7", "proj.backends.xnn.passes:ConvPass"),
+         _class("backends/xnn/passes.py:21:7", "proj.backends.xnn.passes:SqueezeInputs")]),
+    # the same base in a package laid out by __init__.py files
+    "base_of_the_trees_passes": (
+        {**PACKAGE, "proj/passes/base.py": PASS_BASE,
+         "proj/passes/xnn.py": BACKEND.replace("proj.exir.pass_base", "proj.passes.base")}, ".",
+        [_class("proj/passes/base.py:4:7", "proj.passes.base:ExportPass"),
+         _class("proj/passes/xnn.py:15:7", "proj.passes.xnn:ConvPass"),
+         _class("proj/passes/xnn.py:21:7", "proj.passes.xnn:SqueezeInputs")]),
+    # rewrites of an exported program's graph: itself, or by a pass class of the tree run on it
+    "passes_over_an_exported_program": (
+        {**PACKAGE, "proj/passes/vk.py": EXPORTED}, ".",
+        [_class("proj/passes/vk.py:6:7", "proj.passes.vk:RemoveAsserts"),
+         _api("proj/passes/vk.py:13:5", "proj.passes.vk:remove_asserts",
+              "runs the pass proj.passes.vk:RemoveAsserts on it"),
+         _api("proj/passes/vk.py:19:5", "proj.passes.vk:insert_prepack",
+              "calls program.graph_module.graph.inserting_after()")]),
+}
+
+
+@pytest.mark.parametrize("prefilter", [True, False], ids=["prefilter", "no-prefilter"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_round11_shape_is_exactly_its_findings(tmp_path, case, prefilter):
+    files, target, expected = CASES[case]
+    result = _check(tmp_path, files, prefilter, target)
+    assert "LG900" not in result.stdout + result.stderr, result.stdout + result.stderr
+    assert result.stdout.splitlines() == expected, result.stdout + result.stderr
+    assert result.returncode == (1 if expected else 0), result.stderr
