@@ -53,7 +53,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 19  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 20  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -918,6 +918,9 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             extractor.summary["handed"] = handed
         if called:  # a graph function called here is a step of what calls it (LG001)
             extractor.summary["called"] = sorted(called)[:_MAX_HANDED]
+        lists = _pass_lists(tree)
+        if lists:
+            extractor.summary["lists"] = lists
     return extractor.summary
 
 
@@ -956,6 +959,23 @@ def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 _MAX_HANDED = 4000  # names kept per file (hostile input stays small)
+
+
+def _pass_lists(tree: ast.Module) -> list[list]:
+    """The list / tuple displays of three or more names (``[RemoveClone, ConvertToLinear,
+    FuseBatchNorm, ...]``, a pass list), each as [line, [dotted names]]: a class of the tree
+    listed there with passes is run as they are (LG001). Module-level names only resolve, so a
+    display inside a function is kept too: its names are the module's imports and classes."""
+    found: list[list] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 3 \
+                and all(isinstance(e, (ast.Name, ast.Attribute)) for e in node.elts):
+            names = [_dotted(e) for e in node.elts[:64]]
+            if all(names):
+                found.append([node.lineno, names])
+                if len(found) >= 32:
+                    break
+    return found
 
 
 def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),

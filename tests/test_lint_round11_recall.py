@@ -11,7 +11,12 @@ structure and effect.
   (``RemoveAssertsTransform()(ep.graph_module)``);
 * a concrete pass class that the tree's passes derive from and that overrides none of its
   ancestors' methods (``XNNPACKPass(ExportPass)``: an ``__init__`` and a property) is their
-  base, not a pass of its own.
+  base, not a pass of its own;
+* a class of the tree whose base cannot be resolved, listed in one pass list with two of the
+  tree's passes (``XNNPACKRemoveCloneOpsTransform`` in ``XNNPACKPassManager``'s list), is
+  reported as one;
+* a graph rewrite private to a package linted whole (``_name``) that nothing refers to is dead
+  code, not an entry of the package's API (fx2ait's ``_replace_submodules``).
 
 Real files, the real ``lite_guard check`` CLI, prefilter on and off, the exact path, line,
 column, code and message of every finding."""
@@ -63,6 +68,26 @@ EXPORTED = ("import torch\nfrom torch.export import ExportedProgram\n"
             "def count_nodes(program: ExportedProgram) -> int:\n"  # reads only: no pass
             "    return len(program.graph_module.graph.nodes)\n")
 PACKAGE = {"proj/__init__.py": "", "proj/passes/__init__.py": ""}
+# a pass list holding a class whose base is in a module not on disk (XNNPACKPassManager)
+MANAGER = ("from proj.passes.xnn import ConvPass, SqueezeInputs\n"
+           "from proj.transforms.remove_clone import RemoveCloneOpsTransform\n\n\n"
+           "class XnnRemoveClone(RemoveCloneOpsTransform):\n"
+           "    def __init__(self):\n"
+           "        super().__init__(preserve_input_output_copies=True)\n\n\n"
+           "class Unlisted(RemoveCloneOpsTransform):\n"  # in no pass list: nothing says it is one
+           "    pass\n\n\n"
+           "class Manager:\n"
+           "    def __init__(self, ep):\n"
+           "        self.passes = [XnnRemoveClone, ConvPass, SqueezeInputs]\n"
+           "        self.names = [Unlisted, ConvPass, print]\n")
+# a rewrite private to a package linted whole that nothing refers to (fx2ait's
+# _replace_submodules, its one call commented out), beside a public one
+REWRITER = ("from torch.fx import GraphModule\n\n\n"
+            "def _replace_submodules(gm: GraphModule, replacement) -> None:\n"
+            "    gm.delete_all_unused_submodules()\n\n\n"
+            "def replace_pattern(gm: GraphModule, pattern) -> GraphModule:\n"
+            "    # _replace_submodules(gm, pattern)\n"
+            "    gm.recompile()\n    return gm\n")
 
 
 def _api(where: str, name: str, how: str) -> str:
@@ -91,6 +116,27 @@ CASES = {
         [_class("proj/passes/base.py:4:7", "proj.passes.base:ExportPass"),
          _class("proj/passes/xnn.py:15:7", "proj.passes.xnn:ConvPass"),
          _class("proj/passes/xnn.py:21:7", "proj.passes.xnn:SqueezeInputs")]),
+    # a class listed with two passes of the tree in a pass list, its base unreadable
+    "listed_with_passes": (
+        {**PACKAGE, "proj/passes/base.py": PASS_BASE,
+         "proj/passes/xnn.py": BACKEND.replace("proj.exir.pass_base", "proj.passes.base"),
+         "proj/passes/manager.py": MANAGER}, ".",
+        [_class("proj/passes/base.py:4:7", "proj.passes.base:ExportPass"),
+         _lg001("proj/passes/manager.py:5:7", "proj.passes.manager:XnnRemoveClone",
+                "class listed with the passes proj.passes.xnn:ConvPass and"
+                " proj.passes.xnn:SqueezeInputs in proj.passes.manager:16, run as they are; its"
+                " base 'proj.transforms.remove_clone.RemoveCloneOpsTransform' cannot be resolved",
+                "post_grad", "class"),
+         _class("proj/passes/xnn.py:15:7", "proj.passes.xnn:ConvPass"),
+         _class("proj/passes/xnn.py:21:7", "proj.passes.xnn:SqueezeInputs")]),
+    # private to its package, linted whole, and referred to by nothing: dead code
+    "private_rewrite_nothing_refers_to": (
+        {**PACKAGE, "proj/passes/rewriter.py": REWRITER}, ".",
+        [_lg001("proj/passes/rewriter.py:8:5", "proj.passes.rewriter:replace_pattern",
+                "function taking an FX graph (annotated GraphModule), rewrites it (calls"
+                " gm.recompile()) and nothing in the linted paths calls it or hands it on: an"
+                " entry of its package proj's API, or installed from outside the linted paths",
+                "post_grad")]),
     # rewrites of an exported program's graph: itself, or by a pass class of the tree run on it
     "passes_over_an_exported_program": (
         {**PACKAGE, "proj/passes/vk.py": EXPORTED}, ".",

@@ -255,6 +255,7 @@ class _Check:
                     self._patch(module, site)
                 elif site["t"] == "arg":
                     self._argument(module, site)
+        self._listed_with_passes()
         self._graph_functions()
         self._compiled_rewrites()
         self._registered_rewriting_classes()
@@ -376,6 +377,10 @@ class _Check:
             why = (f"and its package {real_module(exporter)} exports it: an entry of that API,"
                    " run on the graphs its users hand it")
         elif index.in_tree(package):
+            if name.startswith("_") and not name.startswith("__"):
+                # _replace_submodules, its one call commented out: private to a package linted
+                # whole, which never refers to it: dead code, no entry of any API
+                return ""
             why = ("and nothing in the linted paths calls it or hands it on: an entry of its"
                    f" package {package}'s API, or installed from outside the linted paths")
         else:
@@ -727,6 +732,36 @@ class _Check:
                 form += f", built by {klass['built_by']}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
                         guess_stage(real_module(module), qualname))
+
+    def _listed_with_passes(self) -> None:
+        """A class of the tree whose base cannot be resolved, listed in one pass list with two
+        or more of the tree's passes (XNNPACK's ``XNNPACKRemoveCloneOpsTransform``, deriving
+        from a transform of a module not on disk, in ``[XNNPACKRemoveCloneOpsTransform,
+        ConvertToLinearPass, ...]``): whatever runs the list runs it as a pass; what its base
+        is cannot be read, so it is reported, not skipped."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if type(summary) is not dict:
+                continue
+            for line, names in summary.get("lists") or ():
+                refs = [index.resolve_name(module, "", name, "") for name in names]
+                classes = [(r[1], r[2]) for r in refs if r[0] == "class" and isinstance(r[2], str)]
+                passes = [index.identity(*c) for c in classes if index.identity(*c) in self.classes]
+                if len(passes) < 2:
+                    continue
+                for owner, qualname in classes:
+                    name = index.identity(owner, qualname)
+                    unresolved = index.ancestors(owner, qualname)[1]
+                    klass = index.class_info(owner, qualname)
+                    if name in self.names or not unresolved or owner not in index.paths \
+                            or klass is None or is_torch_module(real_module(owner)):
+                        continue
+                    self.classes.add(name)
+                    self._found(owner, klass["line"], klass["col"], name,
+                                f"class listed with the passes {passes[0]} and {passes[1]} in"
+                                f" {real_module(module)}:{line}, run as they are; its base"
+                                f" '{unresolved[0]}' cannot be resolved", "class",
+                                guess_stage(real_module(owner), qualname))
 
     def _base_of_passes(self, module: str, qualname: str) -> bool:
         """A concrete pass class that classes of the tree derive from and that overrides none of
