@@ -14,9 +14,7 @@ structure and effect.
   base, not a pass of its own;
 * a class of the tree whose base cannot be resolved, listed in one pass list with two of the
   tree's passes (``XNNPACKRemoveCloneOpsTransform`` in ``XNNPACKPassManager``'s list), is
-  reported as one;
-* a graph rewrite private to a package linted whole (``_name``) that nothing refers to is dead
-  code, not an entry of the package's API (fx2ait's ``_replace_submodules``).
+  reported as one.
 
 Real files, the real ``lite_guard check`` CLI, prefilter on and off, the exact path, line,
 column, code and message of every finding."""
@@ -80,14 +78,6 @@ MANAGER = ("from proj.passes.xnn import ConvPass, SqueezeInputs\n"
            "    def __init__(self, ep):\n"
            "        self.passes = [XnnRemoveClone, ConvPass, SqueezeInputs]\n"
            "        self.names = [Unlisted, ConvPass, print]\n")
-# a rewrite private to a package linted whole that nothing refers to (fx2ait's
-# _replace_submodules, its one call commented out), beside a public one
-REWRITER = ("from torch.fx import GraphModule\n\n\n"
-            "def _replace_submodules(gm: GraphModule, replacement) -> None:\n"
-            "    gm.delete_all_unused_submodules()\n\n\n"
-            "def replace_pattern(gm: GraphModule, pattern) -> GraphModule:\n"
-            "    # _replace_submodules(gm, pattern)\n"
-            "    gm.recompile()\n    return gm\n")
 
 
 def _api(where: str, name: str, how: str) -> str:
@@ -129,14 +119,6 @@ CASES = {
                 "post_grad", "class"),
          _class("proj/passes/xnn.py:15:7", "proj.passes.xnn:ConvPass"),
          _class("proj/passes/xnn.py:21:7", "proj.passes.xnn:SqueezeInputs")]),
-    # private to its package, linted whole, and referred to by nothing: dead code
-    "private_rewrite_nothing_refers_to": (
-        {**PACKAGE, "proj/passes/rewriter.py": REWRITER}, ".",
-        [_lg001("proj/passes/rewriter.py:8:5", "proj.passes.rewriter:replace_pattern",
-                "function taking an FX graph (annotated GraphModule), rewrites it (calls"
-                " gm.recompile()) and nothing in the linted paths calls it or hands it on: an"
-                " entry of its package proj's API, or installed from outside the linted paths",
-                "post_grad")]),
     # rewrites of an exported program's graph: itself, or by a pass class of the tree run on it
     "passes_over_an_exported_program": (
         {**PACKAGE, "proj/passes/vk.py": EXPORTED}, ".",

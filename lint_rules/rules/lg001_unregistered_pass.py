@@ -377,10 +377,6 @@ class _Check:
             why = (f"and its package {real_module(exporter)} exports it: an entry of that API,"
                    " run on the graphs its users hand it")
         elif index.in_tree(package):
-            if name.startswith("_") and not name.startswith("__"):
-                # _replace_submodules, its one call commented out: private to a package linted
-                # whole, which never refers to it: dead code, no entry of any API
-                return ""
             why = ("and nothing in the linted paths calls it or hands it on: an entry of its"
                    f" package {package}'s API, or installed from outside the linted paths")
         else:
