@@ -22,7 +22,8 @@ column, code and message of every finding."""
 from __future__ import annotations
 
 import pytest
-from test_lint_dynamic_installs import _check, _lg001
+from test_lint_dynamic_installs import _lg001
+from test_lint_round10_recall import check_exactly
 
 PASS_BASE = ("from torch.fx.passes.infra.pass_base import PassBase, PassResult\n\n\n"
              "class ExportPass(PassBase):\n"
@@ -133,8 +134,4 @@ CASES = {
 @pytest.mark.parametrize("prefilter", [True, False], ids=["prefilter", "no-prefilter"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_round11_shape_is_exactly_its_findings(tmp_path, case, prefilter):
-    files, target, expected = CASES[case]
-    result = _check(tmp_path, files, prefilter, target)
-    assert "LG900" not in result.stdout + result.stderr, result.stdout + result.stderr
-    assert result.stdout.splitlines() == expected, result.stdout + result.stderr
-    assert result.returncode == (1 if expected else 0), result.stderr
+    check_exactly(tmp_path, *CASES[case], prefilter)
