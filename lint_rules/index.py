@@ -109,13 +109,20 @@ class Vocabulary:
     # role = "lowering_registration": the functions that change which lowering, decomposition or
     # fallback Inductor uses for an op (register_lowering, make_fallback): read outside torch only
     lowerings: frozenset[str] = frozenset()
+    # role = "graph_rewrite": torch's functions that rewrite the graph they are handed
+    # (``subgraph_rewriter.replace_pattern``): evidence of a rewrite, like a graph_mutation member
+    rewriters: frozenset[str] = frozenset()
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
         bases, graph_types, mutations, arguments, lowerings = {}, {}, {}, {}, set()
+        rewriters = set()
         for base in getattr(registry, "bases", ()):
             if base.role == "lowering_registration":
                 lowerings.add(base.name)
+                continue
+            if base.role == "graph_rewrite":
+                rewriters.add(base.name)
                 continue
             if base.role == "graph_type":
                 graph_types[base.name] = tuple(base.members)
@@ -143,7 +150,8 @@ class Vocabulary:
                 module = CONFIG_MODULES.get(config.module, config.module)
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
-        return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings))
+        return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings),
+                   frozenset(rewriters))
 
     @functools.cached_property
     def graph_names(self) -> frozenset[str]:
@@ -154,6 +162,16 @@ class Vocabulary:
     def graph_members(self) -> frozenset[str]:
         """``nodes``, ``erase_node``, ``recompile``...: using one says the argument is a graph."""
         return frozenset(member for members in self.graph_types.values() for member in members)
+
+    @functools.cached_property
+    def rewriter_leaves(self) -> dict[str, frozenset[str]]:
+        """``replace_pattern`` -> the packages its rows live in (``torch``): a call of that name
+        reached from one of them rewrites the graph it is handed."""
+        found: dict[str, set[str]] = {}
+        for name in self.rewriters:
+            found.setdefault(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1], set()).add(
+                name.split(".", 1)[0].split(":", 1)[0])
+        return {leaf: frozenset(packages) for leaf, packages in found.items()}
 
     @functools.cached_property
     def graph_mutators(self) -> frozenset[str]:
@@ -417,7 +435,8 @@ class Vocabulary:
     def _key(self) -> str:
         return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots),
                      sorted(self.graph_types.items()), sorted(self.mutations.items()),
-                     sorted(self.arguments.items()), sorted(self.lowerings)))
+                     sorted(self.arguments.items()), sorted(self.lowerings),
+                     sorted(self.rewriters)))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
@@ -1301,7 +1320,8 @@ class _Extractor(ast.NodeVisitor):
                 if params and params[0].annotation is not None and required == 1 else ""
             if evidence.startswith("annotated"):
                 line, col = self._name_position(node, "def")
-                rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
+                rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab,
+                                                   self.summary["imports"])
                 self.summary.setdefault("graph_fns", {})[returned] = [
                     line, col, evidence, [], [rewrite, [self.expr(c) for c in callees]]]
             return
@@ -1315,7 +1335,8 @@ class _Extractor(ast.NodeVisitor):
             is not None else ""
         if evidence.startswith("annotated"):
             line, col = self._name_position(node, "def")
-            rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
+            rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab,
+                                               self.summary["imports"])
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]],
                 [rewrite, [self.expr(c) for c in callees]]]
@@ -2338,12 +2359,14 @@ def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
 
 
 def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
-                    vocab: Vocabulary) -> tuple[str, list[ast.expr]]:
+                    vocab: Vocabulary, imports: dict | None = None) -> tuple[str, list[ast.expr]]:
     """How a function rewrites an FX graph by itself (the first registry ``graph_mutation``
     member it calls, ``graph.erase_node``; or a new graph stored over its parameter's,
     ``gm.graph = g``), and the callees it hands its graph ``param`` to at any position
     (``param``, ``param.graph`` or a local alias of either; for ``Transform()(param)``, the
-    class whose instance it is handed to): what does the rewriting then."""
+    class whose instance it is handed to): what does the rewriting then. A call of a registry
+    ``graph_rewrite`` function of torch handed the graph (``subgraph_rewriter.replace_pattern(gm,
+    ...)``, through the file's ``imports``) is a rewrite of its own."""
     aliases, rewrite, callees = {param} if param else set(), "", []
     for inner in ast.walk(node):
         if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
@@ -2370,7 +2393,24 @@ def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                     or (isinstance(a, ast.Name) and a.id in aliases)
                     for a in [*inner.args, *(k.value for k in inner.keywords)]):
             callees.append(func)
+            if not rewrite and _torch_rewriter(func, vocab, imports):
+                rewrite = f"{_dotted(func)}()"
     return rewrite, callees
+
+
+def _torch_rewriter(func: ast.expr, vocab: Vocabulary, imports: dict | None) -> bool:
+    """Is ``func`` a registry ``graph_rewrite`` function (``replace_pattern``), reached through
+    the file's imports from a package its row lives in (``from torch.fx import
+    subgraph_rewriter``; ``torch.fx.replace_pattern``)? Not a function of the project's own of
+    that name (fx2ait's ``replace_pattern``: the index follows that one as a callee)."""
+    dotted = _dotted(func)
+    packages = vocab.rewriter_leaves.get(dotted.rsplit(".", 1)[-1]) if dotted else None
+    if not packages:
+        return False
+    head, _, rest = dotted.partition(".")
+    target = (imports or {}).get(head, "")
+    full = f"{target.replace(':', '.')}.{rest}".rstrip(".") if target else ""
+    return full.split(".", 1)[0] in packages
 
 
 def _pin_loop_variable(site: dict, name: str, iterable: list) -> None:

@@ -14,7 +14,10 @@ structure and effect.
   base, not a pass of its own;
 * a class of the tree whose base cannot be resolved, listed in one pass list with two of the
   tree's passes (``XNNPACKRemoveCloneOpsTransform`` in ``XNNPACKPassManager``'s list), is
-  reported as one.
+  reported as one;
+* a function handing its graph to one of torch's graph-rewriting functions (registry
+  ``graph_rewrite`` rows: ``subgraph_rewriter.replace_pattern``, ``split_const_subgraphs``)
+  rewrites it (fx2ait's ``run_const_fold``).
 
 Real files, the real ``lite_guard check`` CLI, prefilter on and off, the exact path, line,
 column, code and message of every finding."""
@@ -80,9 +83,26 @@ MANAGER = ("from proj.passes.xnn import ConvPass, SqueezeInputs\n"
            "        self.passes = [XnnRemoveClone, ConvPass, SqueezeInputs]\n"
            "        self.names = [Unlisted, ConvPass, print]\n")
 
+# rewrites through torch's graph-rewriting functions (fx2ait's run_const_fold, compose_bmm); a
+# project function of the same name (matcher.replace_pattern) only reads
+FOLD = ("import torch\nfrom torch.fx import GraphModule, subgraph_rewriter\n"
+        "from torch.fx.experimental.const_fold import split_const_subgraphs\n\n"
+        "from proj.passes import matcher\n\n\n"
+        "def run_const_fold(traced_mod: GraphModule) -> GraphModule:\n"
+        "    folded = split_const_subgraphs(traced_mod)\n"
+        "    folded.run_folding()\n    return folded\n\n\n"
+        "def compose_mm(module: GraphModule) -> GraphModule:\n"
+        "    subgraph_rewriter.replace_pattern(module, torch.mm, torch.matmul)\n"
+        "    return module\n\n\n"
+        "def find_mm(module: GraphModule) -> GraphModule:\n"
+        "    matcher.replace_pattern(module, torch.mm)\n    return module\n")
+MATCHER = ("from torch.fx import GraphModule\n\n\n"
+           "def replace_pattern(gm: GraphModule, pattern) -> list:\n"
+           "    return [n for n in gm.graph.nodes if n.target is pattern]\n")
 
-def _api(where: str, name: str, how: str) -> str:
-    return _lg001(where, name, f"function taking an FX graph (annotated ExportedProgram),"
+
+def _api(where: str, name: str, how: str, graph: str = "ExportedProgram") -> str:
+    return _lg001(where, name, f"function taking an FX graph (annotated {graph}),"
                   f" rewrites it ({how}) and nothing in the linted paths calls it or hands it on:"
                   " an entry of its package proj's API, or installed from outside the linted"
                   " paths", "post_grad")
@@ -120,6 +140,13 @@ CASES = {
                 "post_grad", "class"),
          _class("proj/passes/xnn.py:15:7", "proj.passes.xnn:ConvPass"),
          _class("proj/passes/xnn.py:21:7", "proj.passes.xnn:SqueezeInputs")]),
+    # rewrites through torch's graph-rewriting functions, not through a project's namesake
+    "rewrites_through_torchs_graph_functions": (
+        {**PACKAGE, "proj/passes/fold.py": FOLD, "proj/passes/matcher.py": MATCHER}, ".",
+        [_api("proj/passes/fold.py:8:5", "proj.passes.fold:run_const_fold",
+              "calls split_const_subgraphs()", "GraphModule"),
+         _api("proj/passes/fold.py:14:5", "proj.passes.fold:compose_mm",
+              "calls subgraph_rewriter.replace_pattern()", "GraphModule")]),
     # rewrites of an exported program's graph: itself, or by a pass class of the tree run on it
     "passes_over_an_exported_program": (
         {**PACKAGE, "proj/passes/vk.py": EXPORTED}, ".",

@@ -77,7 +77,8 @@ class Vocabulary:
         observers, patterns, bases, modules = {}, {}, set(), set()
         for base in registry.bases:
             if base.role in ("pattern_registration", "graph_type", "graph_mutation",
-                             "pass_argument", "compiler_argument", "lowering_registration"):
+                             "graph_rewrite", "pass_argument", "compiler_argument",
+                             "lowering_registration"):
                 # a registration adds patterns to a pattern pass, defines none (LG001, outside
                 # torch); a graph type is what a pass is handed (checked by graph_type_problems)
                 continue
