@@ -843,27 +843,44 @@ def checkout_packages(files: Iterable[tuple[str, str, bytes | None]]) -> dict[st
     the layout names a file ``backends.xnnpack.x`` while its own files import it as
     ``executorch.backends.xnnpack.x``, and Python (so the guard, by ``__module__``) names it
     so. ``files``: (path, module by layout, bytes). Returns directory -> the package name the
-    checkout's files import it by: the prefix their imports put before a module of the tree
+    checkout's files import it by: the prefix their imports put before a submodule of the tree
     (``from executorch.backends.xnnpack._passes.x import P`` where ``backends.xnnpack._passes.x``
-    is linted), when no linted package has that name. The most imported prefix wins."""
+    is linted), in more files than import the tree by its layout name (transformers imports
+    ``transformers.x`` itself: ``liger_kernel.transformers.x`` would be another package's),
+    when no linted package has that name."""
     files = [f for f in files if f[2] is not None]
     modules = {real_module(module) for _, module, _ in files}
     tops = {module.split(".", 1)[0] for module in modules}
     votes: dict[str, dict[str, int]] = {}
+    packaged = []  # (root, top, bytes) of each file in a package
     for path, module, data in files:
         top = real_module(module).split(".", 1)[0]
         if "." not in real_module(module) and os.path.basename(path) != "__init__.py":
             continue  # a top-level script, in no package
+        root = os.path.dirname(_top_directory(path, module))
+        packaged.append((root, top, data))
+        if f".{top}.".encode() not in data:  # type: ignore[operator]
+            continue  # no X.top.sub in it (the scan below is the costly part: most files)
+        prefixes = set()
         for match in _SELF_IMPORT.finditer(data):  # type: ignore[arg-type]
             prefix, head, rest = (g.decode("ascii", "replace") for g in match.groups())
-            if head != top or prefix in tops:
+            if head != top or prefix in tops or not rest:
                 continue
             dotted = head + rest
             if dotted in modules or dotted.rpartition(".")[0] in modules:
-                root = os.path.dirname(_top_directory(path, module))
-                count = votes.setdefault(root, {})
-                count[prefix] = count.get(prefix, 0) + 1
-    return {root: max(sorted(count), key=count.__getitem__) for root, count in votes.items()}
+                prefixes.add(prefix)
+        for prefix in prefixes:
+            count = votes.setdefault(root, {})
+            count[prefix] = count.get(prefix, 0) + 1
+    found = {}
+    for root, count in votes.items():
+        prefix = max(sorted(count), key=count.__getitem__)
+        # files of the checkout importing their own top package by its layout name
+        plain = sum(1 for there, top, data in packaged if there == root and re.search(
+            rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(top.encode()) + rb"\.", data, re.M))
+        if count[prefix] > plain:
+            found[root] = prefix
+    return found
 
 
 def checkout_module(path: str, module: str, packages: dict[str, str]) -> str:

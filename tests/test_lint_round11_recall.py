@@ -5,7 +5,8 @@ structure and effect.
 * a checkout that is its package by installation, not by ``__init__.py`` (executorch: the
   checkout root is ``executorch``, its files import ``executorch.backends.x``): its files take
   the name their own imports give them, so bases resolve through the checkout and each pass is
-  named as Python (and the guard, by ``__module__``) names it;
+  named as Python (and the guard, by ``__module__``) names it; in a tree importing itself by
+  its own name as often, an import of it under another package's name renames nothing;
 * a pass over a ``torch.export`` program (``def f(ep: ExportedProgram)``) rewriting
   ``ep.graph_module``, itself or by running a pass class of the tree on it
   (``RemoveAssertsTransform()(ep.graph_module)``);
@@ -50,7 +51,9 @@ BACKEND = ("import torch\nfrom proj.exir.pass_base import ExportPass\n\n\n"
 CHECKOUT = {"exir/__init__.py": "", "exir/pass_base.py": PASS_BASE, "backends/__init__.py": "",
             "backends/xnn/__init__.py": "from proj.backends.xnn.passes import ConvPass,"
                                         " SqueezeInputs\n",
-            "backends/xnn/passes.py": BACKEND}
+            "backends/xnn/passes.py": BACKEND,
+            "backends/xnn/partition.py": "from proj.backends.xnn.passes import ConvPass\n\n"
+                                         "SUPPORTED = [ConvPass]\n"}
 # passes over an exported program (executorch's Vulkan remove_asserts, insert_prepack_nodes)
 EXPORTED = ("import torch\nfrom torch.export import ExportedProgram\n"
             "from torch.fx.passes.infra.pass_base import PassBase, PassResult\n\n\n"
@@ -140,6 +143,17 @@ CASES = {
                 "post_grad", "class"),
          _class("proj/passes/xnn.py:15:7", "proj.passes.xnn:ConvPass"),
          _class("proj/passes/xnn.py:21:7", "proj.passes.xnn:SqueezeInputs")]),
+    # a tree importing itself by its own name too (transformers): an import of it under
+    # another package's name (``liger_kernel.transformers``) renames nothing
+    "another_packages_prefix": (
+        {**PACKAGE, "proj/passes/vk.py": EXPORTED,
+         "proj/integrations.py": "from liger_kernel.proj.passes import vk\n",
+         "proj/cli.py": "from proj.passes.vk import count_nodes\n"}, "proj",
+        [_class("proj/passes/vk.py:6:7", "proj.passes.vk:RemoveAsserts"),
+         _api("proj/passes/vk.py:13:5", "proj.passes.vk:remove_asserts",
+              "runs the pass proj.passes.vk:RemoveAsserts on it"),
+         _api("proj/passes/vk.py:19:5", "proj.passes.vk:insert_prepack",
+              "calls program.graph_module.graph.inserting_after()")]),
     # rewrites through torch's graph-rewriting functions, not through a project's namesake
     "rewrites_through_torchs_graph_functions": (
         {**PACKAGE, "proj/passes/fold.py": FOLD, "proj/passes/matcher.py": MATCHER}, ".",
