@@ -24,8 +24,9 @@ from lint_rules import isolation, prefilter, versions
 from lint_rules.cache import Cache
 from lint_rules.findings import (FileFacts, FileResult, Finding, config_module_of, name_strings,
                                  symbols)
-from lint_rules.index import (SUMMARY_VERSION, Index, Vocabulary, module_name, source_lines,
-                              summarize, suppression_comments)
+from lint_rules.index import (SUMMARY_VERSION, Index, Vocabulary, checkout_module,
+                              checkout_packages, module_name, source_lines, summarize,
+                              suppression_comments)
 from lite_guard import __version__
 from lite_guard.registry import Registry
 
@@ -466,6 +467,7 @@ def lint_paths(paths: list[Path], registry: Registry, *, jobs: int | None = None
 
     started = time.time_ns()
     entries = [_read(path, salt, limits, torch_version, pack["files"]) for path in files]
+    _name_checkouts(entries, salt, pack["files"])
     tree_version = _tree_version(files, torch_version)
     run = _Rounds(entries, registry, prefilter.Prefilter(registry, plan_for(registry))
                   if use_prefilter else None, jobs, limits, check_syntax, tree_version)
@@ -537,6 +539,21 @@ def _read(path: Path, salt: str, limits: isolation.Limits, torch_version: str | 
         entry.result, entry.seeded, entry.cached = FileResult.from_dict(stored["result"]), \
             stored["seeded"], True
     return entry
+
+
+def _name_checkouts(entries: list[_Entry], salt: str, pack: dict) -> None:
+    """A checkout that is its package by installation (``checkout_packages``): its files take
+    the name their own imports give them, in the cache key too."""
+    packages = checkout_packages((str(e.path), e.module, e.data) for e in entries)
+    for entry in entries if packages else ():
+        module = checkout_module(str(entry.path), entry.module, packages)
+        if module != entry.module and entry.data is not None:
+            entry.module = module
+            entry.key = _content_key(salt, entry.path, entry.version, module, entry.data)
+            stored = pack.get(entry.key)
+            entry.result, entry.seeded, entry.cached = (
+                FileResult.from_dict(stored["result"]), stored["seeded"], True) \
+                if stored is not None else (None, False, False)
 
 
 _MAX_ROUNDS = 12  # prefilter rounds before the rest is parsed whole (torch's tree needs 5)
@@ -623,7 +640,7 @@ class _Rounds:
         pending = [e for n, e in enumerate(self.entries) if n in self.wanted and not e.parsed
                    and (e.result is None or e.lintable)]
         results = _run([(e.path, e.data, e.version) for e in pending], self.registry, self.jobs,
-                       self.limits)
+                       self.limits, {str(e.path): e.module for e in pending})
         for entry, result in zip(pending, results):
             entry.result, entry.cached = result, False
 
@@ -834,13 +851,16 @@ def external_sources() -> list[tuple[str, int]]:
 
 
 def _run(pending, registry: Registry, jobs: int | None,
-         limits: isolation.Limits = isolation.DEFAULT_LIMITS) -> list[FileResult]:
-    """Each file in a worker under ``limits``: a crash, a hang or a recursion is one LG900."""
+         limits: isolation.Limits = isolation.DEFAULT_LIMITS,
+         modules: dict[str, str] | None = None) -> list[FileResult]:
+    """Each file in a worker under ``limits``: a crash, a hang or a recursion is one LG900.
+    ``modules``: path -> module name, where the run named it (``_name_checkouts``)."""
     plan = plan_for(registry)  # built here, inherited by every worker
     heavy = any(plan.file_rules_for(str(path), data) for path, data, _ in pending)
     return isolation.run_isolated(
         [(str(path), data, version) for path, data, version in pending],
-        lambda path, data, version: analyze(path, data, registry, version),
+        lambda path, data, version: analyze(path, data, registry, version,
+                                            module=(modules or {}).get(path)),
         jobs=jobs, limits=limits, preload=_import_libcst if heavy else None)
 
 

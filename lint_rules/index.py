@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 20  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 21  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -152,13 +152,20 @@ class Vocabulary:
     # role = "lowering_registration": the functions that change which lowering, decomposition or
     # fallback Inductor uses for an op (register_lowering, make_fallback): read outside torch only
     lowerings: frozenset[str] = frozenset()
+    # role = "graph_rewrite": torch's functions that rewrite the graph they are handed
+    # (``subgraph_rewriter.replace_pattern``): evidence of a rewrite, like a graph_mutation member
+    rewriters: frozenset[str] = frozenset()
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
         bases, graph_types, mutations, arguments, lowerings = {}, {}, {}, {}, set()
+        rewriters = set()
         for base in getattr(registry, "bases", ()):
             if base.role == "lowering_registration":
                 lowerings.add(base.name)
+                continue
+            if base.role == "graph_rewrite":
+                rewriters.add(base.name)
                 continue
             if base.role == "graph_type":
                 graph_types[base.name] = tuple(base.members)
@@ -186,7 +193,8 @@ class Vocabulary:
                 module = CONFIG_MODULES.get(config.module, config.module)
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
-        return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings))
+        return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings),
+                   frozenset(rewriters))
 
     @functools.cached_property
     def graph_names(self) -> frozenset[str]:
@@ -197,6 +205,16 @@ class Vocabulary:
     def graph_members(self) -> frozenset[str]:
         """``nodes``, ``erase_node``, ``recompile``...: using one says the argument is a graph."""
         return frozenset(member for members in self.graph_types.values() for member in members)
+
+    @functools.cached_property
+    def rewriter_leaves(self) -> dict[str, frozenset[str]]:
+        """``replace_pattern`` -> the packages its rows live in (``torch``): a call of that name
+        reached from one of them rewrites the graph it is handed."""
+        found: dict[str, set[str]] = {}
+        for name in self.rewriters:
+            found.setdefault(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1], set()).add(
+                name.split(".", 1)[0].split(":", 1)[0])
+        return {leaf: frozenset(packages) for leaf, packages in found.items()}
 
     @functools.cached_property
     def graph_mutators(self) -> frozenset[str]:
@@ -460,7 +478,8 @@ class Vocabulary:
     def _key(self) -> str:
         return repr((sorted(self.bases.items()), sorted(self.hooks.items()), sorted(self.roots),
                      sorted(self.graph_types.items()), sorted(self.mutations.items()),
-                     sorted(self.arguments.items()), sorted(self.lowerings)))
+                     sorted(self.arguments.items()), sorted(self.lowerings),
+                     sorted(self.rewriters)))
 
     def key(self) -> str:
         """A stable text of the vocabulary (part of the per-file cache key)."""
@@ -846,6 +865,73 @@ def module_name(path: str | PurePath, on_disk: bool | None = None) -> str:
     return ".".join(p for p in parts if p.isidentifier()) or stem
 
 
+def _top_directory(path: str, module: str) -> str:
+    """The directory of a file's top-level package (``/r/vllm`` for ``vllm.compilation.x`` at
+    ``/r/vllm/compilation/x.py``; ``/r`` for ``executorch.backends.x`` at ``/r/backends/x.py``,
+    a checkout that is its package)."""
+    parts = real_module(module).split(".")
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(len(parts) - (1 if os.path.basename(path) == "__init__.py" else 2)):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+_SELF_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)\.([A-Za-z_]\w*)"
+                          rb"((?:\.[A-Za-z_]\w*)*)", re.M)
+
+
+def checkout_packages(files: Iterable[tuple[str, str, bytes | None]]) -> dict[str, str]:
+    """Checkouts that are a package by installation, not by ``__init__.py`` (executorch: its
+    setup maps ``executorch`` onto the checkout root, which holds ``backends/``, ``exir/``):
+    the layout names a file ``backends.xnnpack.x`` while its own files import it as
+    ``executorch.backends.xnnpack.x``, and Python (so the guard, by ``__module__``) names it
+    so. ``files``: (path, module by layout, bytes). Returns directory -> the package name the
+    checkout's files import it by: the prefix their imports put before a submodule of the tree
+    (``from executorch.backends.xnnpack._passes.x import P`` where ``backends.xnnpack._passes.x``
+    is linted), in more files than import the tree by its layout name (transformers imports
+    ``transformers.x`` itself: ``liger_kernel.transformers.x`` would be another package's),
+    when no linted package has that name."""
+    files = [f for f in files if f[2] is not None]
+    modules = {real_module(module) for _, module, _ in files}
+    tops = {module.split(".", 1)[0] for module in modules}
+    votes: dict[str, dict[str, int]] = {}
+    packaged = []  # (root, top, bytes) of each file in a package
+    for path, module, data in files:
+        top = real_module(module).split(".", 1)[0]
+        if "." not in real_module(module) and os.path.basename(path) != "__init__.py":
+            continue  # a top-level script, in no package
+        root = os.path.dirname(_top_directory(path, module))
+        packaged.append((root, top, data))
+        if f".{top}.".encode() not in data:  # type: ignore[operator]
+            continue  # no X.top.sub in it (the scan below is the costly part: most files)
+        prefixes = set()
+        for match in _SELF_IMPORT.finditer(data):  # type: ignore[arg-type]
+            prefix, head, rest = (g.decode("ascii", "replace") for g in match.groups())
+            if head != top or prefix in tops or not rest:
+                continue
+            dotted = head + rest
+            if dotted in modules or dotted.rpartition(".")[0] in modules:
+                prefixes.add(prefix)
+        for prefix in prefixes:
+            count = votes.setdefault(root, {})
+            count[prefix] = count.get(prefix, 0) + 1
+    found = {}
+    for root, count in votes.items():
+        prefix = max(sorted(count), key=count.__getitem__)
+        # files of the checkout importing their own top package by its layout name
+        plain = sum(1 for there, top, data in packaged if there == root and re.search(
+            rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(top.encode()) + rb"\.", data, re.M))
+        if count[prefix] > plain:
+            found[root] = prefix
+    return found
+
+
+def checkout_module(path: str, module: str, packages: dict[str, str]) -> str:
+    """``module`` (named by layout) under the package its checkout is (``checkout_packages``)."""
+    prefix = packages.get(os.path.dirname(_top_directory(path, module))) if packages else None
+    return f"{prefix}.{module}" if prefix and module else module
+
+
 # ---- the per-file summary -------------------------------------------------------------------
 
 def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabulary,
@@ -912,6 +998,9 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             extractor.summary["handed"] = handed
         if called:  # a graph function called here is a step of what calls it (LG001)
             extractor.summary["called"] = sorted(called)[:_MAX_HANDED]
+        lists = _pass_lists(tree)
+        if lists:
+            extractor.summary["lists"] = lists
     return extractor.summary
 
 
@@ -950,6 +1039,23 @@ def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 _MAX_HANDED = 4000  # names kept per file (hostile input stays small)
+
+
+def _pass_lists(tree: ast.Module) -> list[list]:
+    """The list / tuple displays of three or more names (``[RemoveClone, ConvertToLinear,
+    FuseBatchNorm, ...]``, a pass list), each as [line, [dotted names]]: a class of the tree
+    listed there with passes is run as they are (LG001). Module-level names only resolve, so a
+    display inside a function is kept too: its names are the module's imports and classes."""
+    found: list[list] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 3 \
+                and all(isinstance(e, (ast.Name, ast.Attribute)) for e in node.elts):
+            names = [_dotted(e) for e in node.elts[:64]]
+            if all(names):
+                found.append([node.lineno, names])
+                if len(found) >= 32:
+                    break
+    return found
 
 
 def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
@@ -1275,7 +1381,8 @@ class _Extractor(ast.NodeVisitor):
                 if params and params[0].annotation is not None and required == 1 else ""
             if evidence.startswith("annotated"):
                 line, col = self._name_position(node, "def")
-                rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
+                rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab,
+                                                   self.summary["imports"])
                 self.summary.setdefault("graph_fns", {})[returned] = [
                     line, col, evidence, [], [rewrite, [self.expr(c) for c in callees]]]
             return
@@ -1289,7 +1396,8 @@ class _Extractor(ast.NodeVisitor):
             is not None else ""
         if evidence.startswith("annotated"):
             line, col = self._name_position(node, "def")
-            rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab)
+            rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab,
+                                               self.summary["imports"])
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]],
                 [rewrite, [self.expr(c) for c in callees]]]
@@ -2312,11 +2420,14 @@ def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
 
 
 def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
-                    vocab: Vocabulary) -> tuple[str, list[ast.expr]]:
+                    vocab: Vocabulary, imports: dict | None = None) -> tuple[str, list[ast.expr]]:
     """How a function rewrites an FX graph by itself (the first registry ``graph_mutation``
     member it calls, ``graph.erase_node``; or a new graph stored over its parameter's,
     ``gm.graph = g``), and the callees it hands its graph ``param`` to at any position
-    (``param``, ``param.graph`` or a local alias of either): what does the rewriting then."""
+    (``param``, ``param.graph`` or a local alias of either; for ``Transform()(param)``, the
+    class whose instance it is handed to): what does the rewriting then. A call of a registry
+    ``graph_rewrite`` function of torch handed the graph (``subgraph_rewriter.replace_pattern(gm,
+    ...)``, through the file's ``imports``) is a rewrite of its own."""
     aliases, rewrite, callees = {param} if param else set(), "", []
     for inner in ast.walk(node):
         if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
@@ -2333,14 +2444,34 @@ def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                 isinstance(t, ast.Attribute) and t.attr in vocab.graph_members
                 and isinstance(t.value, ast.Name) and t.value.id in aliases for t in inner.targets):
             rewrite = rewrite or f"assigns {_dotted(inner.targets[0])}"
+        func = inner.func if isinstance(inner, ast.Call) else None
+        if isinstance(func, ast.Call) and isinstance(func.func, (ast.Name, ast.Attribute)):
+            func = func.func  # Transform()(gm): the class whose instance it is handed to
         if isinstance(inner, ast.Call) and aliases and len(callees) < 16 \
-                and isinstance(inner.func, (ast.Name, ast.Attribute)) and any(
+                and isinstance(func, (ast.Name, ast.Attribute)) and any(
                     (isinstance(a, ast.Attribute) and a.attr in vocab.graph_members and
                      isinstance(a.value, ast.Name) and a.value.id in aliases)
                     or (isinstance(a, ast.Name) and a.id in aliases)
                     for a in [*inner.args, *(k.value for k in inner.keywords)]):
-            callees.append(inner.func)
+            callees.append(func)
+            if not rewrite and _torch_rewriter(func, vocab, imports):
+                rewrite = f"{_dotted(func)}()"
     return rewrite, callees
+
+
+def _torch_rewriter(func: ast.expr, vocab: Vocabulary, imports: dict | None) -> bool:
+    """Is ``func`` a registry ``graph_rewrite`` function (``replace_pattern``), reached through
+    the file's imports from a package its row lives in (``from torch.fx import
+    subgraph_rewriter``; ``torch.fx.replace_pattern``)? Not a function of the project's own of
+    that name (fx2ait's ``replace_pattern``: the index follows that one as a callee)."""
+    dotted = _dotted(func)
+    packages = vocab.rewriter_leaves.get(dotted.rsplit(".", 1)[-1]) if dotted else None
+    if not packages:
+        return False
+    head, _, rest = dotted.partition(".")
+    target = (imports or {}).get(head, "")
+    full = f"{target.replace(':', '.')}.{rest}".rstrip(".") if target else ""
+    return full.split(".", 1)[0] in packages
 
 
 def _pin_loop_variable(site: dict, name: str, iterable: list) -> None:
@@ -2635,7 +2766,7 @@ class Index:
         # A module of a linted package that is on disk next to the linted files but outside the
         # paths given: read it (never import it) so bases and names resolve through it.
         for root in self._roots.get(name.split(".", 1)[0], ()):
-            stem = Path(root, *name.split("."))
+            stem = Path(root, *name.split(".")[1:])
             for candidate in (stem / "__init__.py", stem.with_suffix(".py")):
                 if candidate.is_file():
                     summary = _external_summary(str(candidate), name,
@@ -2945,6 +3076,21 @@ class Index:
                         if base[0] == "class":
                             self._children.setdefault((base[1], base[2]), []).append((mod, qual))
         return self._children.get((module, qualname), [])
+
+    def overrides(self, module: str, qualname: str) -> set[str] | None:
+        """The methods of this class that replace one of its ancestors' (``__init__`` aside);
+        None when an ancestor cannot be read (it may define any of them)."""
+        ancestors, unresolved = self.ancestors(module, qualname)
+        if unresolved:
+            return None
+        inherited: set[str] = set()
+        for ref in ancestors:
+            info = self.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+            if info is None and not _is_builtin_base(ref):
+                return None
+            inherited.update(info["methods"] if info else ())
+        own = self.class_info(module, qualname)
+        return (set(own["methods"] if own else ()) - {"__init__"}) & inherited
 
     def is_callable(self, module: str, qualname: str) -> bool | None:
         """Do instances of this class have a ``__call__``? None when a base cannot be read."""
@@ -3354,17 +3500,16 @@ _EXTERNAL: dict[tuple, dict | None] = {}  # installed base modules, summarized o
 
 
 def _package_roots(paths: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
-    """Top-level package -> the directories holding it, from the linted files' module names:
-    ``/r/vllm/compilation/x.py`` named ``vllm.compilation.x`` lives under ``/r``."""
+    """Top-level package -> the directories that are it, from the linted files' module names:
+    ``/r/vllm/compilation/x.py`` named ``vllm.compilation.x``: ``/r/vllm``;
+    ``/r/backends/x.py`` named ``executorch.backends.x`` (``checkout_packages``): ``/r``."""
     roots: dict[str, set[str]] = {}
     for module, path in paths:
         parts = real_module(module).split(".")
         if len(parts) < 2 and os.path.basename(path) != "__init__.py":
             continue  # a top-level script: no package to find siblings in
-        directory = os.path.dirname(os.path.abspath(path))
-        for _ in range(len(parts) - (0 if os.path.basename(path) == "__init__.py" else 1)):
-            directory = os.path.dirname(directory)
-        if os.path.isdir(os.path.join(directory, parts[0])):
+        directory = _top_directory(path, module)
+        if os.path.isdir(directory):
             roots.setdefault(parts[0], set()).add(directory)
     return roots
 
@@ -3412,5 +3557,5 @@ def _read_external(path: str, module: str, package: bool, vocab: Vocabulary,
     return result.summary
 
 
-__all__ = ["Index", "Unresolved", "Vocabulary", "module_name", "summarize", "qualified_name",
-           "text_of"]
+__all__ = ["Index", "Unresolved", "Vocabulary", "module_name", "checkout_packages",
+           "checkout_module", "summarize", "qualified_name", "text_of"]

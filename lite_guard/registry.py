@@ -43,7 +43,8 @@ CONFIG_TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none
 # TOML array of the values it may set.
 REGION_POLICIES = ("forced", "free")
 BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration", "graph_type",
-              "graph_mutation", "pass_argument", "compiler_argument", "lowering_registration")
+              "graph_mutation", "graph_rewrite", "pass_argument", "compiler_argument",
+              "lowering_registration")
 # Roles whose rows list ``members`` (graph_type: what a pass uses of the graph it is handed;
 # graph_mutation: the members that change a graph, the lint's evidence that a function rewrites one)
 MEMBER_ROLES = ("graph_type", "graph_mutation")
@@ -203,7 +204,8 @@ class BaseEntry(_Entry):
     or a function that registers a pattern into a pattern pass (pattern_registration: the
     argument holding the target pass dict; none when the target is fixed by the function), or
     one that changes which lowering, decomposition or fallback Inductor uses for an op
-    (lowering_registration: torch's global tables, edited from outside torch)."""
+    (lowering_registration: torch's global tables, edited from outside torch), or a function of
+    torch that rewrites the FX graph it is handed (graph_rewrite: ``replace_pattern``)."""
 
     FIELDS = ("name", "role", "name_arg", "name_position", "why", "torch", "origin", "line",
               "members", "stage")
@@ -828,7 +830,8 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
                             f"base '{name}': 'members' (a list of attribute names) is required for"
                             " role = \"graph_type\" or \"graph_mutation\" and allowed for no"
                             " other role")
-    if role not in ("pass_class", "pattern_registration", "lowering_registration", *MEMBER_ROLES) \
+    if role not in ("pass_class", "pattern_registration", "lowering_registration", "graph_rewrite",
+                    *MEMBER_ROLES) \
             and not name_arg \
             and position < 0:
         raise RegistryError(path, line, f"base '{name}' (role = \"{role}\") must say which argument"

@@ -178,7 +178,12 @@ CASES = {
 @pytest.mark.parametrize("prefilter", [True, False], ids=["prefilter", "no-prefilter"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_round10_shape_is_exactly_its_findings(tmp_path, case, prefilter):
-    files, target, expected = CASES[case]
+    check_exactly(tmp_path, *CASES[case], prefilter)
+
+
+def check_exactly(tmp_path, files: dict[str, str], target: str, expected: list[str],
+                  prefilter: bool) -> None:
+    """``lite_guard check target`` on ``files`` prints exactly ``expected``, and no LG900."""
     result = _check(tmp_path, files, prefilter, target)
     assert "LG900" not in result.stdout + result.stderr, result.stdout + result.stderr
     assert result.stdout.splitlines() == expected, result.stdout + result.stderr

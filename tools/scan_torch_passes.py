@@ -77,7 +77,8 @@ class Vocabulary:
         observers, patterns, bases, modules = {}, {}, set(), set()
         for base in registry.bases:
             if base.role in ("pattern_registration", "graph_type", "graph_mutation",
-                             "pass_argument", "compiler_argument", "lowering_registration"):
+                             "graph_rewrite", "pass_argument", "compiler_argument",
+                             "lowering_registration"):
                 # a registration adds patterns to a pattern pass, defines none (LG001, outside
                 # torch); a graph type is what a pass is handed (checked by graph_type_problems)
                 continue
@@ -592,6 +593,15 @@ def _describes_torch(entry) -> bool:
     return not entry.source or entry.source.startswith("torch/")
 
 
+def module_functions(path: Path) -> set[str]:
+    """The functions a module of torch's source defines at its top level."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
 def class_members(path: Path, qualname: str) -> set[str] | None:
     """The attributes a class of torch's source defines: methods and properties, class-level
     names, and ``self.x = ...`` in its methods (None when the class is not there)."""
@@ -625,10 +635,12 @@ def graph_type_problems(root: Path, registry: Registry, version: str | None,
                         unresolved: list[str] | None = None) -> list[str]:
     """Each ``[[base]] role = "graph_type"`` row names a class of torch's source, and each of
     its ``members`` is defined there (the lint takes them as evidence that a ``__call__`` is
-    handed an FX graph: a member torch dropped would be evidence of nothing)."""
+    handed an FX graph: a member torch dropped would be evidence of nothing); each
+    ``graph_rewrite`` row names a function its module defines."""
     problems = []
     for base in registry.bases:
-        if base.role not in ("graph_type", "graph_mutation") or not _judged(base.torch, version):
+        if base.role not in ("graph_type", "graph_mutation", "graph_rewrite") \
+                or not _judged(base.torch, version):
             continue
         module, _, qualname = base.name.partition(":")
         parts = module.split(".")
@@ -640,6 +652,10 @@ def graph_type_problems(root: Path, registry: Registry, version: str | None,
             if unresolved is not None:
                 unresolved.append(f"{base.name}: source {path.relative_to(root.parent)} is not in"
                                   " this tree; not checked")
+            continue
+        if base.role == "graph_rewrite":  # a function of the module: defined there
+            if qualname not in module_functions(path):
+                problems.append(f"graph_rewrite {base.name!r}: function not found in {path}")
             continue
         members = class_members(path, qualname)
         if members is None:

@@ -255,6 +255,7 @@ class _Check:
                     self._patch(module, site)
                 elif site["t"] == "arg":
                     self._argument(module, site)
+        self._listed_with_passes()
         self._graph_functions()
         self._compiled_rewrites()
         self._registered_rewriting_classes()
@@ -401,6 +402,13 @@ class _Check:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
                     todo.append((ref[1], ref[2], depth + 1))
+                elif ref[0] == "class" and isinstance(ref[2], str) \
+                        and index.identity(ref[1], ref[2]) in self.classes:
+                    # remove_asserts(ep): RemoveAssertsTransform()(ep.graph_module), a pass
+                    # class of the tree run on the graph it is handed
+                    how = f"runs the pass {index.identity(ref[1], ref[2])} on it"
+                    how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
+                    return f"rewrites it ({how}) {why}"
         return ""
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
@@ -711,6 +719,8 @@ class _Check:
                 continue
             if not index.is_concrete(module, qualname):
                 continue  # an abstract base of passes, not a pass
+            if self._base_of_passes(module, qualname):
+                continue
             name = index.identity(module, qualname, _registered_as(klass))
             self.classes.add(name)
             form = f"class deriving from {_short(base)}"
@@ -718,6 +728,45 @@ class _Check:
                 form += f", built by {klass['built_by']}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
                         guess_stage(real_module(module), qualname))
+
+    def _listed_with_passes(self) -> None:
+        """A class of the tree whose base cannot be resolved, listed in one pass list with two
+        or more of the tree's passes (XNNPACK's ``XNNPACKRemoveCloneOpsTransform``, deriving
+        from a transform of a module not on disk, in ``[XNNPACKRemoveCloneOpsTransform,
+        ConvertToLinearPass, ...]``): whatever runs the list runs it as a pass; what its base
+        is cannot be read, so it is reported, not skipped."""
+        index = self.index
+        for module, summary in index.modules.items():
+            if type(summary) is not dict:
+                continue
+            for line, names in summary.get("lists") or ():
+                refs = [index.resolve_name(module, "", name, "") for name in names]
+                classes = [(r[1], r[2]) for r in refs if r[0] == "class" and isinstance(r[2], str)]
+                passes = [index.identity(*c) for c in classes if index.identity(*c) in self.classes]
+                if len(passes) < 2:
+                    continue
+                for owner, qualname in classes:
+                    name = index.identity(owner, qualname)
+                    unresolved = index.ancestors(owner, qualname)[1]
+                    klass = index.class_info(owner, qualname)
+                    if name in self.names or not unresolved or owner not in index.paths \
+                            or klass is None or is_torch_module(real_module(owner)):
+                        continue
+                    self.classes.add(name)
+                    self._found(owner, klass["line"], klass["col"], name,
+                                f"class listed with the passes {passes[0]} and {passes[1]} in"
+                                f" {real_module(module)}:{line}, run as they are; its base"
+                                f" '{unresolved[0]}' cannot be resolved", "class",
+                                guess_stage(real_module(owner), qualname))
+
+    def _base_of_passes(self, module: str, qualname: str) -> bool:
+        """A concrete pass class that classes of the tree derive from and that overrides none of
+        its ancestors' methods (``XNNPACKPass(ExportPass)``: an ``__init__`` keeping the
+        exported program, a property): run as it is, it is its base's pass; it is the tree's
+        base of its passes, which are reported. A class overriding something, or that nothing
+        derives from (a base configured by its ``__init__``), is a pass."""
+        return bool(self.index.subclasses(module, qualname)) \
+            and self.index.overrides(module, qualname) == set()
 
     def _graph_callable(self, module: str, qualname: str, klass: dict) -> None:
         """A class no registry base makes a pass, whose instances are called with one FX graph
