@@ -431,6 +431,13 @@ def foreign_at_run_time(compiled: Any) -> dict[str, str]:
                 if not _fx_generated(getattr(value, "__code__", None)):
                     todo.append((value, f"{type(obj).__name__}.{attr}"))
             continue
+        if _fx_generated(getattr(getattr(obj, "__func__", obj), "__code__", None)):
+            # A graph's generated forward, bound or not (boxed_nop holds ``gm.forward`` for a
+            # graph with dynamic shapes): checked whole by the hand-over check; its module's
+            # class is read as any GraphModule's.
+            if isinstance(obj, types.MethodType):
+                todo.append((obj.__self__, where))
+            continue
         generated = _generated_by_torch(obj)
         if generated or (type(obj) is types.FunctionType and _trusted_function(obj, method=True)):
             foreign = None  # (torch's, the standard library's, typing_extensions': the sweep's rule)

@@ -181,6 +181,24 @@ def test_tensor_subclass_through_the_run_time_path_check_is_bitwise_aot_eager(tr
     assert torch.equal(out.a, expected.a) and torch.equal(out.b, expected.b)
 
 
+def test_a_backward_graph_with_dynamic_shapes_trains_bitwise_aot_eager_with_nothing_refused():
+    """With a dynamic batch, AOTAutograd's backward runs ``gm.forward`` as a bound method
+    (boxed_nop's closure), whose code torch.fx generated from the checked graph: it is the
+    checked graph, not foreign code. Seen in CI before the fix: refused as '<unknown>:forward'."""
+    def train(backend):
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(1))
+        torch._dynamo.mark_dynamic(x, 0)
+        out = torch.compile(model, backend=backend)(x)
+        out.sum().backward()
+        return [out, *(p.grad for p in model.parameters())]
+
+    for got, want in zip(train("lite"), train("aot_eager"), strict=True):
+        assert torch.equal(got, want)
+
+
 # ---- config_drift: torch's process-wide config changed while a lite compile runs -----------------
 
 @torch.library.custom_op("lite_guard_r5::scale", mutates_args=())
