@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import gc
 import operator
 import os
 import sys
@@ -351,11 +352,18 @@ def run_observed(fn: Any, *args: Any, key: Any = None, **kwargs: Any) -> tuple[A
             ran.setdefault(frame.f_code, frame.f_globals)
 
     previous = sys.getprofile()
+    # No garbage collection while observed: a collection runs ``gc.callbacks`` (hypothesis and
+    # memory profilers install them) and finalizers of unrelated objects in this frame, which
+    # the profile would take for code the call ran (seen in CI: hypothesis's gc_callback).
+    collecting = gc.isenabled()
+    gc.disable()
     sys.setprofile(observe)
     try:
         result = fn(*args, **kwargs)
     finally:
         sys.setprofile(previous)
+        if collecting:
+            gc.enable()
     foreign = []
     for code, space in ran.items():
         filename = code.co_filename

@@ -101,6 +101,29 @@ def test_call_of_torch_op_objects_patched_is_refused_as_itself(monkeypatch, trai
     assert "graph calls it (as mul): it runs in place of torch's code there" in violation.reason
 
 
+def test_a_garbage_collection_callback_running_during_the_compile_is_not_taken_for_its_code():
+    """A ``gc.callbacks`` entry from outside torch (hypothesis installs one) runs whenever a
+    collection happens, also while the guard observes torch.fx's codegen: it is not code the
+    compile ran. Seen in CI before the fix: refused by the callback's name."""
+    import gc
+
+    calls = []
+
+    def collected(phase, info):
+        calls.append(phase)
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(collected)
+    gc.set_threshold(1)  # a collection at nearly every allocation, the codegen's included
+    try:
+        x, y = torch.randn(8, requires_grad=True), torch.randn(8)
+        out = compile_lite(plain_fn)(x, y)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(collected)
+    assert calls and torch.equal(out, aot_eager(plain_fn, x, y))
+
+
 # ---- runtime_wrapper: code patched around the compiled graph, run at every call ------------------
 
 def _double_outputs(fn):
