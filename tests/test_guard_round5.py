@@ -279,12 +279,35 @@ def test_config_set_by_code_the_region_lowering_runs_is_refused(lowering_hook):
             " region compiled, but lite mode set it to 'off'") in violation.reason
 
 
+def _config_overrides_are_per_thread() -> bool:
+    """Whether a ``config.patch`` entered in one thread is invisible to another: torch 2.13 keeps
+    overrides per thread (a ContextVar); torch 2.11's config is one for the whole process.
+    Asked of torch by behaviour, not by version number."""
+    entered, leave = threading.Event(), threading.Event()
+
+    def other():
+        with torch._inductor.config.patch({"cpp.enable_floating_point_contract_flag": "fast"}):
+            entered.set()
+            leave.wait(30)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    entered.wait(30)
+    per_thread = torch._inductor.config.cpp.enable_floating_point_contract_flag == "off"
+    leave.set()
+    worker.join(30)
+    return per_thread
+
+
 def test_config_patched_by_another_thread_while_the_region_compiles_never_reaches_it(lowering_hook):
     """Another thread's ``config.patch`` (its own compile's options, a library's decorated
     function) entered while a lite region compiles: torch 2.13 keeps config overrides per thread
-    (a ContextVar), so the region compiles under lite's values and nothing is refused. Made
+    (a ContextVar), so the region compiles under lite's values and nothing is refused. On a torch
+    whose config is one for the whole process (2.11, measured on the H200) the region reads the
+    other thread's values, and the compile is refused, naming the key and the other thread. Made
     deterministic: the other thread enters its patch (and sets a key directly) when the region
     lowers, and leaves after the compile; the value the region's lowering reads is recorded."""
+    per_thread = _config_overrides_are_per_thread()
     entered, done, start = threading.Event(), threading.Event(), threading.Event()
     seen = []
 
@@ -307,12 +330,22 @@ def test_config_patched_by_another_thread_while_the_region_compiles_never_reache
     lowering_hook.append(meet)
     x, w = torch.randn(8), torch.randn(8)
     try:
-        out = compile_lite(op_region_fn)(x, w)
+        if per_thread:
+            out = compile_lite(op_region_fn)(x, w)
+        else:
+            err = refused(op_region_fn, x, w)
     finally:
         start.set()
         done.set()
         worker.join(30)
-    assert RAN == ["patched"] and seen == [("off", False)]
+    assert RAN == ["patched"]
+    if not per_thread:  # the one config of the process: the region would read the other's values
+        assert seen == [("fast", True)]
+        assert ("torch._inductor.config.cpp.enable_unsafe_math_opt_flag is True while the region"
+                " compiled, but lite mode set it to False") in str(err)
+        assert "another thread" in str(err)
+        return
+    assert seen == [("off", False)]
     assert not any(not row.allowed for row in lite_compiler.last_ledger().entries)
     torch.testing.assert_close(out, aot_eager(op_region_fn, x, w))
 
