@@ -58,8 +58,10 @@ def _table(report: dict, model: str) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "step_ms" not in r:
-            lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | **failed**: {_error_cell(r.get('error', ''))} |"
-                         " | | | | | | | |")
+            error = r.get("error", "")
+            cell = (f"not run in this call ({error[len('not run: '):]})" if error.startswith("not run: ")
+                    else f"**failed**: {_error_cell(error)}")  # a deadline is not a failure
+            lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | {cell} | | | | | | | | |")
             continue
         ratio = (lambda base: f"{r['step_ms'] / base:.2f}x" if base else "")
         regions = f"{r['region_graphs']} ({r['region_graphs_triton']})" if r.get("region_graphs") else ""
