@@ -539,7 +539,7 @@ CASES: dict[str, Case] = {c.name: c for c in [
          _hf_rules("encodec", ("EncodecResnetBlock", "block"))),
     Case("transformers Informer (ProbSparse sampled attention, distilling convs)", "transformers",
          _hf("InformerForPrediction", "InformerConfig", prediction_length=4, context_length=8,
-             lags_sequence=[1, 2], num_time_features=1, d_model=16, encoder_layers=1,
+             lags_sequence=[1, 2], num_time_features=1, d_model=16, encoder_layers=2,
              decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
              encoder_ffn_dim=32, decoder_ffn_dim=32, sampling_factor=2, distil=True),
          lambda g: ((), {"past_values": torch.randn(2, 10, generator=g),
