@@ -991,6 +991,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             name for (_, name) in list(extractor.ast_binds)
             if extractor._store_callee(ast.Name(name)) is not None}
     extractor.visit(tree)
+    if extractor.handoffs:
+        extractor.graph_handoffs()
     if extractor.outside_torch:
         called: set[str] = set()
         handed = _handed(tree, vocab.compiler_keywords, called)
@@ -1021,6 +1023,26 @@ def _statements(body: list[ast.stmt], stop_at: tuple[type, ...] = ()) -> Iterato
         for name in node._fields:
             if name in _BLOCKS:
                 queue.extend(getattr(node, name))  # except handlers and match cases too
+
+
+def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """The calls a function threads one value through, ``g = f(g, ...)`` (tt-torch's
+    ``gm = bypass_redundant_cast(gm)``, one statement after another, in any of its blocks):
+    each call handed, first, the variable it then rebinds. A sequence of two or more distinct
+    callees is the shape of a pipeline; LG001 decides whether they rewrite a graph."""
+    found, callees = [], set()
+    for statement in _statements(node.body, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                             ast.ClassDef)):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) \
+                and isinstance(statement.value, ast.Call) and statement.value.args \
+                and isinstance(statement.value.args[0], ast.Name) \
+                and statement.value.args[0].id == statement.targets[0].id \
+                and isinstance(statement.value.func, (ast.Name, ast.Attribute)) \
+                and len(found) < 16:
+            found.append(statement.value)
+            callees.add(_dotted(statement.value.func))
+    return found if len(callees) >= 2 else []
 
 
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1183,6 +1205,9 @@ class _Extractor(ast.NodeVisitor):
         # Outside torch a function taking an FX graph that the tree hands on is a pass (inside
         # torch the pipeline roots say what runs: LG005).
         self.outside_torch = not is_torch_module(module)
+        # module-level functions taking an unannotated first parameter that no walk made a
+        # graph function: one handing it to a graph function of this file is one too
+        self.handoffs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -1332,6 +1357,11 @@ class _Extractor(ast.NodeVisitor):
             self.summary.setdefault("refs", {})[qualname] = [
                 [self.expr(ref), ref.lineno, self._col(ref), self.expr(owner)]
                 for ref, owner in _walk_refs(node)]
+        if self.outside_torch and not self.light and klass is None and len(self.scopes) == 1:
+            threads = _threaded_calls(node)
+            if len(threads) >= 2:  # a pass pipeline of the project's own (LG001 decides)
+                self.summary.setdefault("pipelines", {})[qualname] = [
+                    [self.expr(call.func), call.lineno, self._col(call)] for call in threads]
         sites = len(self.summary["sites"])
         if self.light and not root:  # a root's locals name its steps: always read
             # a light file has no site; what its methods store on self may be what a runner
@@ -1394,7 +1424,15 @@ class _Extractor(ast.NodeVisitor):
         evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
             if params and params[0].annotation \
             is not None else ""
-        if evidence.startswith("annotated"):
+        if not evidence.startswith("annotated") and params and self.rewrites:
+            # Not annotated as a graph (no annotation, or a project's wrapper type): a graph
+            # by what the function does with it, a walk of its nodes that it rewrites
+            evidence = _graph_walk(node, params[0].arg, self.vocab, self.summary["imports"])
+            if not evidence and params[0].annotation is None:
+                # it may hand it to a graph function of this file (annotated ``nn.Module``,
+                # ipex's ``_concat_linear`` traces a module first: that is not a graph handed on)
+                self.handoffs.append(node)
+        if evidence and not evidence.startswith("uses"):
             line, col = self._name_position(node, "def")
             rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab,
                                                self.summary["imports"])
@@ -1409,6 +1447,28 @@ class _Extractor(ast.NodeVisitor):
             effects = self._graph_effects(node, params)
             if effects is not None:
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
+
+    def graph_handoffs(self) -> None:
+        """``def quantize_pass(graph, args): graph = iterate_by_type(graph, args)`` where
+        ``iterate_by_type`` walks ``graph.fx_graph.nodes`` and rewrites it (MASE): a function
+        handing its unannotated first parameter, first, to a graph function of this file takes
+        a graph too, and rewrites it through that function (LG001 follows it as a callee)."""
+        functions = self.summary.get("graph_fns") or {}
+        for node in self.handoffs:
+            param = [*node.args.posonlyargs, *node.args.args][0].arg
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) \
+                        and inner.func.id in functions and inner.func.id != node.name \
+                        and inner.args and isinstance(inner.args[0], ast.Name) \
+                        and inner.args[0].id == param:
+                    line, col = self._name_position(node, "def")
+                    rewrite, callees = _graph_rewrites(node, param, self.vocab,
+                                                       self.summary["imports"])
+                    functions[node.name] = [
+                        line, col, f"hands {param} to {inner.func.id}, which"
+                        f" {functions[inner.func.id][2]}", [self.expr(d) for d in node.decorator_list[:8]],
+                        [rewrite, [self.expr(c) for c in callees]]]
+                    break
 
     def _bound_lambda(self, target: ast.Name, value: ast.expr) -> None:
         """``_drop = functools.partial(lambda graph, op: graph.erase_node(...), op=...)`` or
@@ -2400,11 +2460,25 @@ def _foreign_annotation(dotted: str, imports: dict | None, vocab: Vocabulary) ->
     return target.split(".", 1)[0].split(":", 1)[0] not in packages
 
 
+def _alternatives(annotation: ast.expr | None) -> list[ast.expr]:
+    """The types an annotation allows: itself, or each member of ``Union[A, B]``,
+    ``Optional[A]`` and ``A | B`` (tt-torch's ``module_or_graph: Union[torch.fx.Graph,
+    torch.fx.GraphModule]``): a parameter that may be a graph is one, as a pass treats it."""
+    if annotation is None:
+        return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _alternatives(annotation.left) + _alternatives(annotation.right)
+    if isinstance(annotation, ast.Subscript) and _last(annotation.value) in ("Union", "Optional"):
+        inner = annotation.slice
+        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        return [alternative for member in members for alternative in _alternatives(member)]
+    return [annotation]
+
+
 def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
                vocab: Vocabulary, imports: dict | None = None) -> str:
     """How a function treats ``param`` as an FX graph: its annotation, or what it does with it."""
-    if param.annotation is not None:
-        annotation = param.annotation
+    for annotation in _alternatives(param.annotation):
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             dotted = annotation.value.strip()
         else:
@@ -2416,6 +2490,43 @@ def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) \
                 and inner.value.id == param.arg and inner.attr in vocab.graph_members:
             return f"uses {param.arg}.{inner.attr}"
+    return ""
+
+
+def _graph_walk(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str, vocab: Vocabulary,
+                imports: dict | None = None) -> str:
+    """Why a first parameter not annotated as a graph is one, by what the function does: it
+    walks a graph member reached from it (``for n in gm.graph.nodes``, ``reversed(g.nodes)``,
+    ``graph.fx_graph.nodes`` of a project's wrapper) and calls a ``graph_mutation`` member on
+    what it walks or on something reached from the parameter (``n.replace_all_uses_with``,
+    ``gm.graph.erase_node``); or it hands the parameter, first, to one of torch's
+    ``graph_rewrite`` functions (``split_const_subgraphs(gm)``). A helper taking a node reads
+    ``node.graph`` but does not walk it. "" when neither."""
+    def reached(expr: ast.expr) -> bool:
+        while isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        return isinstance(expr, ast.Name) and expr.id == param
+
+    walked, walk = set(), ""
+    for inner in ast.walk(node):
+        if not isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)):
+            continue
+        for sub in ast.walk(inner.iter):
+            if isinstance(sub, ast.Attribute) and sub.attr in vocab.graph_members \
+                    and reached(sub.value):
+                walk = walk or _dotted(sub) or sub.attr
+                if isinstance(inner.target, ast.Name):
+                    walked.add(inner.target.id)
+    for inner in ast.walk(node) if walk else ():
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                and inner.func.attr in vocab.graph_mutators and (
+                    reached(inner.func.value) or (isinstance(inner.func.value, ast.Name)
+                                                  and inner.func.value.id in walked)):
+            return f"walks {walk}"
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
+                and inner.args[0].id == param and _torch_rewriter(inner.func, vocab, imports):
+            return f"hands {param} to {_dotted(inner.func)}()"
     return ""
 
 

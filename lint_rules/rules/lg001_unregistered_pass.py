@@ -258,6 +258,7 @@ class _Check:
         self._listed_with_passes()
         self._graph_functions()
         self._compiled_rewrites()
+        self._pipelines()
         self._registered_rewriting_classes()
         self._run_by_runners()
         self._interface_implementations()
@@ -382,6 +383,14 @@ class _Check:
         else:
             why = ("and nothing in the linted paths calls it or hands it on: what installs it is"
                    f" outside them (its package {package} is not linted whole)")
+        how = self._how_rewritten(module, name)
+        return f"rewrites it ({how}) {why}" if how else ""
+
+    def _how_rewritten(self, module: str, name: str) -> str:
+        """How a graph function rewrites its graph: itself (``calls gm.graph.erase_node()``),
+        through a function of the tree it hands the graph to (three calls deep), or by running
+        a pass class of the tree on it; "" when it does not."""
+        index = self.index
         seen: set[tuple[str, str]] = set()
         todo = [(module, name, 0)]
         while todo:
@@ -396,8 +405,7 @@ class _Check:
                 else (helper[0] if helper else "", [])
             if rewrite:
                 how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
-                how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                return f"rewrites it ({how}) {why}"
+                return how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
             for callee in callees:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
@@ -407,9 +415,50 @@ class _Check:
                     # remove_asserts(ep): RemoveAssertsTransform()(ep.graph_module), a pass
                     # class of the tree run on the graph it is handed
                     how = f"runs the pass {index.identity(ref[1], ref[2])} on it"
-                    how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                    return f"rewrites it ({how}) {why}"
+                    return how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
         return ""
+
+    def _pipelines(self) -> None:
+        """A module-level function threading one graph through two or more graph functions of
+        the tree that rewrite it (``gm = bypass_cast(gm); gm = fold(gm)``: tt-torch's pass pipeline, run by
+        its backend) is a pass pipeline of the project's own: each of those rewrites is a pass
+        of it, which no hook sees, reported where it is defined. Not when the function is a pass
+        itself (MASE's ``quantize_transform_pass``, threading its graph through its steps) or a
+        graph function that rewrites the graph it is handed, nor for a callee that only reads,
+        or that is reported already. A method (a test case's ``m = prepare(m); m = convert(m)``)
+        is not read: a project's pipeline is a function of its package."""
+        index = self.index
+        for module, summary in list(index.modules.items()):
+            for qualname, calls in (summary.get("pipelines") or {}).items():
+                pipeline = index.identity(module, qualname)
+                if pipeline in self.names or (
+                        qualname in (summary.get("graph_fns") or {})
+                        and self._how_rewritten(module, qualname)):
+                    # a pass itself, or a graph function rewriting the graph it is handed
+                    # (torchao's convert_pt2e, an entry of its API): what it threads its
+                    # graph through are its steps
+                    continue
+                rewrites = {}
+                for callee, _, _ in calls:
+                    ref = index.expr_ref(module, qualname, callee, "")
+                    if ref[0] != "func" or not isinstance(ref[2], str) or not index.in_tree(ref[1]):
+                        continue
+                    entry = ((index.modules.get(ref[1]) or {}).get("graph_fns") or {}).get(ref[2])
+                    how = self._how_rewritten(ref[1], ref[2]) if entry is not None else ""
+                    if how:
+                        rewrites[(ref[1], ref[2])] = (entry, how)
+                if len(rewrites) < 2:
+                    continue
+                for (at, name), (entry, how) in rewrites.items():
+                    identity = index.identity(at, name)
+                    if identity in self.names:
+                        continue
+                    self._found(at, entry[0], entry[1], identity,
+                                f"function taking an FX graph ({entry[2]}), rewrites it ({how}) and"
+                                f" the pipeline {pipeline} threads its graph through it and"
+                                f" {len(rewrites) - 1} other rewrites (g = f(g)): a pass of that"
+                                " pipeline, which no hook sees", "function",
+                                guess_stage(real_module(at), name))
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
         """Whether a parsed module calling ``name`` may call the function of that name in
