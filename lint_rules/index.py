@@ -1029,20 +1029,24 @@ def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     """The calls a function threads one value through, ``g = f(g, ...)`` (tt-torch's
     ``gm = bypass_redundant_cast(gm)``, one statement after another, in any of its blocks):
     each call handed, first, the variable it then rebinds. A sequence of two or more distinct
-    callees is the shape of a pipeline; LG001 decides whether they rewrite a graph."""
-    found, callees = [], set()
+    callees is the shape of a pipeline, and then its other statement calls handed a variable
+    first (``prune_inputs(program, ...)``, on the program it exported from that graph) are its
+    steps too; LG001 decides which of them rewrite a graph."""
+    found, callees, others = [], set(), []
     for statement in _statements(node.body, (ast.FunctionDef, ast.AsyncFunctionDef,
                                              ast.ClassDef)):
+        value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)
+                and isinstance(value.func, (ast.Name, ast.Attribute))) or len(found) >= 16:
+            continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name) \
-                and isinstance(statement.value, ast.Call) and statement.value.args \
-                and isinstance(statement.value.args[0], ast.Name) \
-                and statement.value.args[0].id == statement.targets[0].id \
-                and isinstance(statement.value.func, (ast.Name, ast.Attribute)) \
-                and len(found) < 16:
-            found.append(statement.value)
-            callees.add(_dotted(statement.value.func))
-    return found if len(callees) >= 2 else []
+                and value.args[0].id == statement.targets[0].id:
+            found.append(value)
+            callees.add(_dotted(value.func))
+        else:  # f(program, ...) in the same pipeline: run on a graph it derived (LG001 decides)
+            others.append(value)
+    return found + others[:16] if len(callees) >= 2 else []
 
 
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1303,7 +1307,11 @@ class _Extractor(ast.NodeVisitor):
                 params = [*node.args.posonlyargs, *node.args.args][1:]
                 # a method can only rewrite a graph, or hand one to a loop's elements, if the
                 # file names a rewriting member or the method loops (its statements, no walk)
-                effects = self._graph_effects(node, params, method=True) if params and (
+                # ``__call__``: an instance of the class may be given as a compiler
+                # (``torch.compile(fn, backend=ThunderCompiler())``); what it hands its graph
+                # to is kept, as for a function (LG001's compiled rewrites)
+                effects = self._graph_effects(node, params, method=node.name != "__call__") \
+                    if params and (
                     self.names_mutators or any(isinstance(s, (ast.For, ast.AsyncFor))
                                                for s in _statements(node.body))) else None
                 if effects is not None:

@@ -455,9 +455,9 @@ class _Check:
                         continue
                     self._found(at, entry[0], entry[1], identity,
                                 f"function taking an FX graph ({entry[2]}), rewrites it ({how}) and"
-                                f" the pipeline {pipeline} threads its graph through it and"
-                                f" {len(rewrites) - 1} other rewrites (g = f(g)): a pass of that"
-                                " pipeline, which no hook sees", "function",
+                                f" the pipeline {pipeline}, threading a graph through the tree's"
+                                f" rewrites (g = f(g)), runs it with {len(rewrites) - 1} other"
+                                " rewrites: a pass of that pipeline, which no hook sees", "function",
                                 guess_stage(real_module(at), name))
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
@@ -524,8 +524,15 @@ class _Check:
             values = list(index.values(module, site["scope"], given, site["class"]))
             if role == "compiler_argument":
                 for value in values:
-                    if not isinstance(value, Unresolved) and value[0] == "func":
+                    if isinstance(value, Unresolved):
+                        continue
+                    if value[0] == "func":
                         self.compilers.setdefault((value[1], value[2]),
+                                                  f"{callee}({keyword or position}=...)")
+                    elif value[0] == "instance" and isinstance(value[2], str) \
+                            and index.in_tree(value[1]):
+                        # an instance of a class of the tree: its __call__ compiles
+                        self.compilers.setdefault((value[1], f"{value[2]}.__call__"),
                                                   f"{callee}({keyword or position}=...)")
                 continue
             form = f"handed to {callee}({keyword or position}=...)"
@@ -558,14 +565,19 @@ class _Check:
         (TensorRT-LLM's ``recover_pass(gm)``), or the compiler's own rewriting of it, is a
         pass that no hook sees: reported where the rewriting function is defined."""
         index = self.index
+        instances: set[tuple[str, str]] = set()
         for (module, qualname), installed in list(self.compilers.items()):
             effects = (index.modules.get(module) or {}).get("graph_effects") or {}
             entry = effects.get(qualname)
+            if entry is None and qualname.endswith(".__call__"):  # a compiler instance's class
+                info = index.class_info(module, qualname.rsplit(".", 1)[0])
+                entry = ((info or {}).get("graph_effects") or {}).get("__call__")
+                instances.add((module, qualname))  # what it calls is followed, no more
             if entry is None:
                 continue
             line, col, _, rewrite, calls = entry[:5]
             compiler = index.identity(module, qualname)
-            if rewrite:
+            if rewrite and (module, qualname) not in instances:
                 self._found(module, line, col, compiler,
                             f"compiler given to {installed} that rewrites the graph it compiles"
                             f" (calls {rewrite}())", "function",
