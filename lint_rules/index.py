@@ -966,6 +966,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor.summary["suppress"] = suppression_comments(extractor.lines, tree)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
+    extractor.threads = extractor.outside_torch and may_thread_values(text)
     # A member call that rewrites a graph names the member in the text (an identifier written
     # with characters Python folds, NFKC, is not ASCII: then any function may)
     extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators)
@@ -1023,6 +1024,25 @@ def _statements(body: list[ast.stmt], stop_at: tuple[type, ...] = ()) -> Iterato
         for name in node._fields:
             if name in _BLOCKS:
                 queue.extend(getattr(node, name))  # except handlers and match cases too
+
+
+# ``    gm = drop_casts(gm`` in a function body: the text test for _threaded_calls (a bare name
+# called, as a pipeline calls the passes it imports; ``x = self.norm(x)`` in a model is not)
+_THREADED = r"^[ \t]+(\w+)[ \t]*=[ \t]*(\w+)\([ \t]*\1\b"
+_THREADED_TEXT = re.compile(_THREADED, re.M)
+_THREADED_BYTES = re.compile(_THREADED.encode(), re.M)
+
+
+def may_thread_values(text: str | bytes) -> bool:
+    """Does this source thread a value through two differently named calls, ``g = f(g)``?
+    Outside torch such a file is read for pipelines (and parsed by the prefilter)."""
+    pattern = _THREADED_BYTES if isinstance(text, bytes) else _THREADED_TEXT
+    callees = set()
+    for match in pattern.finditer(text):
+        callees.add(match.group(2))
+        if len(callees) >= 2:
+            return True
+    return False
 
 
 def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
@@ -1212,6 +1232,7 @@ class _Extractor(ast.NodeVisitor):
         # module-level functions taking an unannotated first parameter that no walk made a
         # graph function: one handing it to a graph function of this file is one too
         self.handoffs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.threads = False  # outside torch, the text threads a value: g = f(g); g = h(g)
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -1365,7 +1386,7 @@ class _Extractor(ast.NodeVisitor):
             self.summary.setdefault("refs", {})[qualname] = [
                 [self.expr(ref), ref.lineno, self._col(ref), self.expr(owner)]
                 for ref, owner in _walk_refs(node)]
-        if self.outside_torch and not self.light and klass is None and len(self.scopes) == 1:
+        if self.threads and klass is None and len(self.scopes) == 1:  # light or not
             threads = _threaded_calls(node)
             if len(threads) >= 2:  # a pass pipeline of the project's own (LG001 decides)
                 self.summary.setdefault("pipelines", {})[qualname] = [
