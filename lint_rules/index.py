@@ -1453,9 +1453,12 @@ class _Extractor(ast.NodeVisitor):
         evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
             if params and params[0].annotation \
             is not None else ""
-        if not evidence.startswith("annotated") and params and self.rewrites:
+        if not evidence.startswith("annotated") and params and self.rewrites \
+                and not self._other_packages_type(params[0].annotation):
             # Not annotated as a graph (no annotation, or a project's wrapper type): a graph
-            # by what the function does with it, a walk of its nodes that it rewrites
+            # by what the function does with it, a walk of its nodes that it rewrites. A type
+            # of another package (an ONNX ``model: ir.Model``, walked and rewired by its own
+            # ``replace_input_with``) says it is that package's graph, not an FX one.
             evidence = _graph_walk(node, params[0].arg, self.vocab, self.summary["imports"])
             if not evidence and params[0].annotation is None:
                 # it may hand it to a graph function of this file (annotated ``nn.Module``,
@@ -1476,6 +1479,18 @@ class _Extractor(ast.NodeVisitor):
             effects = self._graph_effects(node, params)
             if effects is not None:
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
+
+    def _other_packages_type(self, annotation: ast.expr | None) -> bool:
+        """Is this annotation a type imported from a package that is neither this file's own
+        nor one the registry's graph types live in (``ir.Model``, ``from onnx_ir import ...``)?
+        A project's own wrapper (MASE's ``MaseGraph``), a string or a local class is not."""
+        if annotation is None or isinstance(annotation, ast.Constant):
+            return False
+        own = real_module(self.module).split(".", 1)[0]
+        return any(_foreign_annotation(_dotted(a), self.summary["imports"], self.vocab)
+                   and (self.summary["imports"].get(_dotted(a).split(".", 1)[0]) or "")
+                   .split(".", 1)[0].split(":", 1)[0] != own
+                   for a in _alternatives(annotation) if _dotted(a))
 
     def graph_handoffs(self) -> None:
         """``def quantize_pass(graph, args): graph = iterate_by_type(graph, args)`` where

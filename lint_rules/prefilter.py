@@ -271,7 +271,6 @@ class Prefilter:
                 or (not is_torch_module(module) and self._outside_torch_seed(scan))
                 or (not is_torch_module(module) and self._may_monkeypatch(scan))
                 or (not is_torch_module(module) and self._may_rewrite_graph(scan))
-                or (not is_torch_module(module) and self._threads_values(scan))
                 or (not is_torch_module(module) and self._may_hand_arguments(scan))
                 or bool(self.plan.file_rules_for(path, scan.data)) or scan.opaque
                 or not decodable(scan.data))
@@ -293,14 +292,6 @@ class Prefilter:
             return False
         text = _decoded(scan.data)
         return text is None or self.plan.vocab.may_monkeypatch(text)
-
-    def _threads_values(self, scan: Scan) -> bool:
-        """The index's own test (lint_rules.index.may_thread_values): outside torch, a file
-        threading a value through two named calls (``gm = drop_casts(gm)``) may be a pass
-        pipeline of its project's own, so it is parsed."""
-        from lint_rules.index import may_thread_values
-
-        return scan.opaque or may_thread_values(scan.data)
 
     def _may_rewrite_graph(self, scan: Scan) -> bool:
         """The index's own test (Vocabulary.may_rewrite_graph): outside torch, a file calling a

@@ -8,7 +8,8 @@ found by its structure and effect.
   it reached from the parameter; or when it hands the parameter, first, to one of torch's
   graph-rewriting functions (``split_const_subgraphs(gm)``) or to such a graph function of its
   file (MASE's ``quantize_transform_pass``); a function taking a node reads ``node.graph`` but
-  walks no graph, and a walk that only reads rewrites nothing;
+  walks no graph, a walk that only reads rewrites nothing, and a parameter typed by another
+  package (an ONNX ``model: ir.Model``) is that package's graph;
 * an annotation allowing a graph among other types (``Union[torch.fx.Graph,
   torch.fx.GraphModule]``, ``GraphModule | ExportedProgram``) is a graph annotation;
 * a module-level function threading one graph through two or more graph rewrites of the tree
@@ -60,6 +61,11 @@ WALKS = ("import torch\nfrom torch.fx.experimental.const_fold import split_const
          "    return len([n for n in gm.graph.nodes if n.op == 'call_function'])\n\n\n"
          "def unlink(node):\n"  # a node's graph, no walk
          "    node.graph.erase_node(node)\n")
+# another package's graph (transformers' ONNX fusions): walked and rewired by its own members
+ONNX = ("import onnx_ir as ir\n\n\n"
+        "def pack_inputs(model: ir.Model) -> None:\n"
+        "    for node in model.graph:\n"
+        "        node.replace_input_with(1, None)\n")
 # annotations allowing a graph among other types
 UNIONS = ("from typing import Optional, Union\n\nimport torch\n"
           "from torch.export import ExportedProgram\n\n\n"
@@ -144,7 +150,7 @@ CASES = {
     # walked and rewritten, by itself, through torch's folding, or through its file's step;
     # a walk that reads and a node's graph are not graph functions
     "graph_by_a_walk_of_its_nodes": (
-        {**PACKAGE, "proj/passes/cleanup.py": WALKS}, ".",
+        {**PACKAGE, "proj/passes/cleanup.py": WALKS, "proj/passes/onnx_fusions.py": ONNX}, ".",
         [_fn("proj/passes/cleanup.py:5:5", "proj.passes.cleanup:drop_casts",
              "walks gm.graph.nodes", "calls node.replace_all_uses_with()"),
          _fn("proj/passes/cleanup.py:12:5", "proj.passes.cleanup:drop_asserts",
