@@ -12,14 +12,18 @@ Three structures make something a pass, and the registry supplies the vocabulary
 Outside torch, more by effect: a concrete class whose ``__call__`` takes exactly one FX
 graph (annotated so, or used so, itself or in the method it hands the graph to), whatever its
 base: vllm-ascend's passes derive from a vLLM class the linted tree does not hold, managers
-have no base at all; and a module-level function whose first parameter is an FX graph that the
-tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers with a
-decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines).
+have no base at all; and a module-level function whose first parameter is an FX graph (annotated
+so, or walked and rewritten as one, ``for n in gm.graph.nodes: n.replace_all_uses_with(...)``)
+that the tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers
+with a decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines), or
+that a module-level function of the project threads a graph through with other rewrites
+(``gm = drop_casts(gm); gm = fold(gm)``: a pass pipeline of its own).
 A value handed to a registry ``pass_argument`` (``aot_autograd(partition_fn=p)``, torch.fx's
 ``PassManager([p])`` / ``pm.add_pass(p)``) is a pass. What rewrites an FX graph (calls a
 registry ``graph_mutation`` member) is a pass where it is: called with its graph by a compiler
 (a value of a ``compiler_argument``: ``backend=``, ``@register_backend``, ``fw_compiler=``,
-``inner_compile=``; the compiler itself only when it rewrites the graph), a class kept by the
+``inner_compile=``, or an instance of a class of the tree given so, its ``__call__``; the
+compiler itself only when it rewrites the graph), a class kept by the
 tree's own registering class decorator or applied by a runner (``for t in self.transforms:
 t.run(gm)``), installed over another project's code at run time, or set on the entries of
 torch's own pattern passes (``e.extra_check = f``), or a class implementing an abstract
@@ -206,6 +210,21 @@ class UnregisteredPass(IndexRule):
                                      " torch's global table: every later compile lowers or"
                                      " decomposes that op so, lite regions included, and no hook"
                                      " sees it", "lowering", "function")),
+        # A project's own pass pipeline (tt-torch's): a module-level function threading a graph
+        # through two rewrites of the tree, graphs by the walk of their nodes they rewrite
+        Example(_IMPORTS + 'def drop_casts(gm):\n    for node in gm.graph.nodes:\n'
+                '        node.target = node.target\n    gm.graph.eliminate_dead_code()\n'
+                'def fold(gm):\n    for node in gm.graph.nodes:\n'
+                '        gm.graph.erase_node(node)\n    return gm\n'
+                'def pipeline(module, inputs):\n    gm = trace(module)\n    gm = drop_casts(gm)\n'
+                '    gm = fold(gm)\n    return gm',
+                expect=tuple((line, _msg(
+                    f"example:{name}", f"function taking an FX graph (walks gm.graph.nodes),"
+                    f" rewrites it (calls {how}()) and the pipeline example:pipeline, threading a"
+                    " graph through the tree's rewrites (g = f(g)), runs it with 1 other rewrite:"
+                    " a pass of that pipeline, which no hook sees", "post_grad", "function"))
+                    for line, name, how in ((5, "drop_casts", "gm.graph.eliminate_dead_code"),
+                                            (9, "fold", "gm.graph.erase_node")))),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
@@ -457,7 +476,8 @@ class _Check:
                                 f"function taking an FX graph ({entry[2]}), rewrites it ({how}) and"
                                 f" the pipeline {pipeline}, threading a graph through the tree's"
                                 f" rewrites (g = f(g)), runs it with {len(rewrites) - 1} other"
-                                " rewrites: a pass of that pipeline, which no hook sees", "function",
+                                f" rewrite{'s' if len(rewrites) > 2 else ''}: a pass of that"
+                                " pipeline, which no hook sees", "function",
                                 guess_stage(real_module(at), name))
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
