@@ -966,6 +966,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor.summary["suppress"] = suppression_comments(extractor.lines, tree)
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
+    extractor.threads = extractor.outside_torch and may_thread_values(text)
     # A member call that rewrites a graph names the member in the text (an identifier written
     # with characters Python folds, NFKC, is not ASCII: then any function may)
     extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators)
@@ -991,6 +992,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
             name for (_, name) in list(extractor.ast_binds)
             if extractor._store_callee(ast.Name(name)) is not None}
     extractor.visit(tree)
+    if extractor.handoffs:
+        extractor.graph_handoffs()
     if extractor.outside_torch:
         called: set[str] = set()
         handed = _handed(tree, vocab.compiler_keywords, called)
@@ -1021,6 +1024,49 @@ def _statements(body: list[ast.stmt], stop_at: tuple[type, ...] = ()) -> Iterato
         for name in node._fields:
             if name in _BLOCKS:
                 queue.extend(getattr(node, name))  # except handlers and match cases too
+
+
+# ``    gm = drop_casts(gm`` in a function body: the text test for _threaded_calls (a bare name
+# called, as a pipeline calls the passes it imports; ``x = self.norm(x)`` in a model is not)
+_THREADED = r"^[ \t]+(\w+)[ \t]*=[ \t]*(\w+)\([ \t]*\1\b"
+_THREADED_TEXT = re.compile(_THREADED, re.M)
+_THREADED_BYTES = re.compile(_THREADED.encode(), re.M)
+
+
+def may_thread_values(text: str | bytes) -> bool:
+    """Does this source thread a value through two differently named calls, ``g = f(g)``?
+    Outside torch such a file is read for pipelines (and parsed by the prefilter)."""
+    pattern = _THREADED_BYTES if isinstance(text, bytes) else _THREADED_TEXT
+    callees = set()
+    for match in pattern.finditer(text):
+        callees.add(match.group(2))
+        if len(callees) >= 2:
+            return True
+    return False
+
+
+def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """The calls a function threads one value through, ``g = f(g, ...)`` (tt-torch's
+    ``gm = bypass_redundant_cast(gm)``, one statement after another, in any of its blocks):
+    each call handed, first, the variable it then rebinds. A sequence of two or more distinct
+    callees is the shape of a pipeline, and then its other statement calls handed a variable
+    first (``prune_inputs(program, ...)``, on the program it exported from that graph) are its
+    steps too; LG001 decides which of them rewrite a graph."""
+    found, callees, others = [], set(), []
+    for statement in _statements(node.body, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                             ast.ClassDef)):
+        value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)
+                and isinstance(value.func, (ast.Name, ast.Attribute))) or len(found) >= 16:
+            continue
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) \
+                and value.args[0].id == statement.targets[0].id:
+            found.append(value)
+            callees.add(_dotted(value.func))
+        else:  # f(program, ...) in the same pipeline: run on a graph it derived (LG001 decides)
+            others.append(value)
+    return found + others[:16] if len(callees) >= 2 else []
 
 
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1183,6 +1229,10 @@ class _Extractor(ast.NodeVisitor):
         # Outside torch a function taking an FX graph that the tree hands on is a pass (inside
         # torch the pipeline roots say what runs: LG005).
         self.outside_torch = not is_torch_module(module)
+        # module-level functions taking an unannotated first parameter that no walk made a
+        # graph function: one handing it to a graph function of this file is one too
+        self.handoffs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.threads = False  # outside torch, the text threads a value: g = f(g); g = h(g)
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -1278,7 +1328,11 @@ class _Extractor(ast.NodeVisitor):
                 params = [*node.args.posonlyargs, *node.args.args][1:]
                 # a method can only rewrite a graph, or hand one to a loop's elements, if the
                 # file names a rewriting member or the method loops (its statements, no walk)
-                effects = self._graph_effects(node, params, method=True) if params and (
+                # ``__call__``: an instance of the class may be given as a compiler
+                # (``torch.compile(fn, backend=ThunderCompiler())``); what it hands its graph
+                # to is kept, as for a function (LG001's compiled rewrites)
+                effects = self._graph_effects(node, params, method=node.name != "__call__") \
+                    if params and (
                     self.names_mutators or any(isinstance(s, (ast.For, ast.AsyncFor))
                                                for s in _statements(node.body))) else None
                 if effects is not None:
@@ -1332,6 +1386,11 @@ class _Extractor(ast.NodeVisitor):
             self.summary.setdefault("refs", {})[qualname] = [
                 [self.expr(ref), ref.lineno, self._col(ref), self.expr(owner)]
                 for ref, owner in _walk_refs(node)]
+        if self.threads and klass is None and len(self.scopes) == 1:  # light or not
+            threads = _threaded_calls(node)
+            if len(threads) >= 2:  # a pass pipeline of the project's own (LG001 decides)
+                self.summary.setdefault("pipelines", {})[qualname] = [
+                    [self.expr(call.func), call.lineno, self._col(call)] for call in threads]
         sites = len(self.summary["sites"])
         if self.light and not root:  # a root's locals name its steps: always read
             # a light file has no site; what its methods store on self may be what a runner
@@ -1394,7 +1453,18 @@ class _Extractor(ast.NodeVisitor):
         evidence = _graph_use(node, params[0], self.vocab, self.summary["imports"]) \
             if params and params[0].annotation \
             is not None else ""
-        if evidence.startswith("annotated"):
+        if not evidence.startswith("annotated") and params and self.rewrites \
+                and not self._other_packages_type(params[0].annotation):
+            # Not annotated as a graph (no annotation, or a project's wrapper type): a graph
+            # by what the function does with it, a walk of its nodes that it rewrites. A type
+            # of another package (an ONNX ``model: ir.Model``, walked and rewired by its own
+            # ``replace_input_with``) says it is that package's graph, not an FX one.
+            evidence = _graph_walk(node, params[0].arg, self.vocab, self.summary["imports"])
+            if not evidence and params[0].annotation is None:
+                # it may hand it to a graph function of this file (annotated ``nn.Module``,
+                # ipex's ``_concat_linear`` traces a module first: that is not a graph handed on)
+                self.handoffs.append(node)
+        if evidence and not evidence.startswith("uses"):
             line, col = self._name_position(node, "def")
             rewrite, callees = _graph_rewrites(node, params[0].arg, self.vocab,
                                                self.summary["imports"])
@@ -1409,6 +1479,40 @@ class _Extractor(ast.NodeVisitor):
             effects = self._graph_effects(node, params)
             if effects is not None:
                 self.summary.setdefault("graph_effects", {})[node.name] = effects
+
+    def _other_packages_type(self, annotation: ast.expr | None) -> bool:
+        """Is this annotation a type imported from a package that is neither this file's own
+        nor one the registry's graph types live in (``ir.Model``, ``from onnx_ir import ...``)?
+        A project's own wrapper (MASE's ``MaseGraph``), a string or a local class is not."""
+        if annotation is None or isinstance(annotation, ast.Constant):
+            return False
+        own = real_module(self.module).split(".", 1)[0]
+        return any(_foreign_annotation(_dotted(a), self.summary["imports"], self.vocab)
+                   and (self.summary["imports"].get(_dotted(a).split(".", 1)[0]) or "")
+                   .split(".", 1)[0].split(":", 1)[0] != own
+                   for a in _alternatives(annotation) if _dotted(a))
+
+    def graph_handoffs(self) -> None:
+        """``def quantize_pass(graph, args): graph = iterate_by_type(graph, args)`` where
+        ``iterate_by_type`` walks ``graph.fx_graph.nodes`` and rewrites it (MASE): a function
+        handing its unannotated first parameter, first, to a graph function of this file takes
+        a graph too, and rewrites it through that function (LG001 follows it as a callee)."""
+        functions = self.summary.get("graph_fns") or {}
+        for node in self.handoffs:
+            param = [*node.args.posonlyargs, *node.args.args][0].arg
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) \
+                        and inner.func.id in functions and inner.func.id != node.name \
+                        and inner.args and isinstance(inner.args[0], ast.Name) \
+                        and inner.args[0].id == param:
+                    line, col = self._name_position(node, "def")
+                    rewrite, callees = _graph_rewrites(node, param, self.vocab,
+                                                       self.summary["imports"])
+                    functions[node.name] = [
+                        line, col, f"hands {param} to {inner.func.id}, which"
+                        f" {functions[inner.func.id][2]}", [self.expr(d) for d in node.decorator_list[:8]],
+                        [rewrite, [self.expr(c) for c in callees]]]
+                    break
 
     def _bound_lambda(self, target: ast.Name, value: ast.expr) -> None:
         """``_drop = functools.partial(lambda graph, op: graph.erase_node(...), op=...)`` or
@@ -2400,11 +2504,25 @@ def _foreign_annotation(dotted: str, imports: dict | None, vocab: Vocabulary) ->
     return target.split(".", 1)[0].split(":", 1)[0] not in packages
 
 
+def _alternatives(annotation: ast.expr | None) -> list[ast.expr]:
+    """The types an annotation allows: itself, or each member of ``Union[A, B]``,
+    ``Optional[A]`` and ``A | B`` (tt-torch's ``module_or_graph: Union[torch.fx.Graph,
+    torch.fx.GraphModule]``): a parameter that may be a graph is one, as a pass treats it."""
+    if annotation is None:
+        return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _alternatives(annotation.left) + _alternatives(annotation.right)
+    if isinstance(annotation, ast.Subscript) and _last(annotation.value) in ("Union", "Optional"):
+        inner = annotation.slice
+        members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        return [alternative for member in members for alternative in _alternatives(member)]
+    return [annotation]
+
+
 def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
                vocab: Vocabulary, imports: dict | None = None) -> str:
     """How a function treats ``param`` as an FX graph: its annotation, or what it does with it."""
-    if param.annotation is not None:
-        annotation = param.annotation
+    for annotation in _alternatives(param.annotation):
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             dotted = annotation.value.strip()
         else:
@@ -2416,6 +2534,43 @@ def _graph_use(node: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) \
                 and inner.value.id == param.arg and inner.attr in vocab.graph_members:
             return f"uses {param.arg}.{inner.attr}"
+    return ""
+
+
+def _graph_walk(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str, vocab: Vocabulary,
+                imports: dict | None = None) -> str:
+    """Why a first parameter not annotated as a graph is one, by what the function does: it
+    walks a graph member reached from it (``for n in gm.graph.nodes``, ``reversed(g.nodes)``,
+    ``graph.fx_graph.nodes`` of a project's wrapper) and calls a ``graph_mutation`` member on
+    what it walks or on something reached from the parameter (``n.replace_all_uses_with``,
+    ``gm.graph.erase_node``); or it hands the parameter, first, to one of torch's
+    ``graph_rewrite`` functions (``split_const_subgraphs(gm)``). A helper taking a node reads
+    ``node.graph`` but does not walk it. "" when neither."""
+    def reached(expr: ast.expr) -> bool:
+        while isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        return isinstance(expr, ast.Name) and expr.id == param
+
+    walked, walk = set(), ""
+    for inner in ast.walk(node):
+        if not isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)):
+            continue
+        for sub in ast.walk(inner.iter):
+            if isinstance(sub, ast.Attribute) and sub.attr in vocab.graph_members \
+                    and reached(sub.value):
+                walk = walk or _dotted(sub) or sub.attr
+                if isinstance(inner.target, ast.Name):
+                    walked.add(inner.target.id)
+    for inner in ast.walk(node) if walk else ():
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                and inner.func.attr in vocab.graph_mutators and (
+                    reached(inner.func.value) or (isinstance(inner.func.value, ast.Name)
+                                                  and inner.func.value.id in walked)):
+            return f"walks {walk}"
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
+                and inner.args[0].id == param and _torch_rewriter(inner.func, vocab, imports):
+            return f"hands {param} to {_dotted(inner.func)}()"
     return ""
 
 

@@ -12,14 +12,18 @@ Three structures make something a pass, and the registry supplies the vocabulary
 Outside torch, more by effect: a concrete class whose ``__call__`` takes exactly one FX
 graph (annotated so, or used so, itself or in the method it hands the graph to), whatever its
 base: vllm-ascend's passes derive from a vLLM class the linted tree does not hold, managers
-have no base at all; and a module-level function whose first parameter is an FX graph that the
-tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers with a
-decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines).
+have no base at all; and a module-level function whose first parameter is an FX graph (annotated
+so, or walked and rewritten as one, ``for n in gm.graph.nodes: n.replace_all_uses_with(...)``)
+that the tree hands on as a value (a pass list, ``register(f)``, ``partial(f)``) or registers
+with a decorator that keeps it (TensorRT's, DeepSpeed's and torchtitan's pass pipelines), or
+that a module-level function of the project threads a graph through with other rewrites
+(``gm = drop_casts(gm); gm = fold(gm)``: a pass pipeline of its own).
 A value handed to a registry ``pass_argument`` (``aot_autograd(partition_fn=p)``, torch.fx's
 ``PassManager([p])`` / ``pm.add_pass(p)``) is a pass. What rewrites an FX graph (calls a
 registry ``graph_mutation`` member) is a pass where it is: called with its graph by a compiler
 (a value of a ``compiler_argument``: ``backend=``, ``@register_backend``, ``fw_compiler=``,
-``inner_compile=``; the compiler itself only when it rewrites the graph), a class kept by the
+``inner_compile=``, or an instance of a class of the tree given so, its ``__call__``; the
+compiler itself only when it rewrites the graph), a class kept by the
 tree's own registering class decorator or applied by a runner (``for t in self.transforms:
 t.run(gm)``), installed over another project's code at run time, or set on the entries of
 torch's own pattern passes (``e.extra_check = f``), or a class implementing an abstract
@@ -206,6 +210,21 @@ class UnregisteredPass(IndexRule):
                                      " torch's global table: every later compile lowers or"
                                      " decomposes that op so, lite regions included, and no hook"
                                      " sees it", "lowering", "function")),
+        # A project's own pass pipeline (tt-torch's): a module-level function threading a graph
+        # through two rewrites of the tree, graphs by the walk of their nodes they rewrite
+        Example(_IMPORTS + 'def drop_casts(gm):\n    for node in gm.graph.nodes:\n'
+                '        node.target = node.target\n    gm.graph.eliminate_dead_code()\n'
+                'def fold(gm):\n    for node in gm.graph.nodes:\n'
+                '        gm.graph.erase_node(node)\n    return gm\n'
+                'def pipeline(module, inputs):\n    gm = trace(module)\n    gm = drop_casts(gm)\n'
+                '    gm = fold(gm)\n    return gm',
+                expect=tuple((line, _msg(
+                    f"example:{name}", f"function taking an FX graph (walks gm.graph.nodes),"
+                    f" rewrites it (calls {how}()) and the pipeline example:pipeline, threading a"
+                    " graph through the tree's rewrites (g = f(g)), runs it with 1 other rewrite:"
+                    " a pass of that pipeline, which no hook sees", "post_grad", "function"))
+                    for line, name, how in ((5, "drop_casts", "gm.graph.eliminate_dead_code"),
+                                            (9, "fold", "gm.graph.erase_node")))),
         Example(_IMPORTS + 'def install(p):\n    setattr(config, "post_grad_custom_post_pass", p)',
                 line=6, message=_msg("example:install.p", "installed in post_grad_custom_post_pass;"
                                      " the value 'p' cannot be resolved statically, register what"
@@ -258,6 +277,7 @@ class _Check:
         self._listed_with_passes()
         self._graph_functions()
         self._compiled_rewrites()
+        self._pipelines()
         self._registered_rewriting_classes()
         self._run_by_runners()
         self._interface_implementations()
@@ -382,6 +402,14 @@ class _Check:
         else:
             why = ("and nothing in the linted paths calls it or hands it on: what installs it is"
                    f" outside them (its package {package} is not linted whole)")
+        how = self._how_rewritten(module, name)
+        return f"rewrites it ({how}) {why}" if how else ""
+
+    def _how_rewritten(self, module: str, name: str) -> str:
+        """How a graph function rewrites its graph: itself (``calls gm.graph.erase_node()``),
+        through a function of the tree it hands the graph to (three calls deep), or by running
+        a pass class of the tree on it; "" when it does not."""
+        index = self.index
         seen: set[tuple[str, str]] = set()
         todo = [(module, name, 0)]
         while todo:
@@ -396,8 +424,7 @@ class _Check:
                 else (helper[0] if helper else "", [])
             if rewrite:
                 how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
-                how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                return f"rewrites it ({how}) {why}"
+                return how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
             for callee in callees:
                 ref = index.expr_ref(at, qualname, callee, "")
                 if ref[0] == "func" and isinstance(ref[2], str) and index.in_tree(ref[1]):
@@ -407,9 +434,51 @@ class _Check:
                     # remove_asserts(ep): RemoveAssertsTransform()(ep.graph_module), a pass
                     # class of the tree run on the graph it is handed
                     how = f"runs the pass {index.identity(ref[1], ref[2])} on it"
-                    how = how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
-                    return f"rewrites it ({how}) {why}"
+                    return how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
         return ""
+
+    def _pipelines(self) -> None:
+        """A module-level function threading one graph through two or more graph functions of
+        the tree that rewrite it (``gm = bypass_cast(gm); gm = fold(gm)``: tt-torch's pass pipeline, run by
+        its backend) is a pass pipeline of the project's own: each of those rewrites is a pass
+        of it, which no hook sees, reported where it is defined. Not when the function is a pass
+        itself (MASE's ``quantize_transform_pass``, threading its graph through its steps) or a
+        graph function that rewrites the graph it is handed, nor for a callee that only reads,
+        or that is reported already. A method (a test case's ``m = prepare(m); m = convert(m)``)
+        is not read: a project's pipeline is a function of its package."""
+        index = self.index
+        for module, summary in list(index.modules.items()):
+            for qualname, calls in (summary.get("pipelines") or {}).items():
+                pipeline = index.identity(module, qualname)
+                if pipeline in self.names or (
+                        qualname in (summary.get("graph_fns") or {})
+                        and self._how_rewritten(module, qualname)):
+                    # a pass itself, or a graph function rewriting the graph it is handed
+                    # (torchao's convert_pt2e, an entry of its API): what it threads its
+                    # graph through are its steps
+                    continue
+                rewrites = {}
+                for callee, _, _ in calls:
+                    ref = index.expr_ref(module, qualname, callee, "")
+                    if ref[0] != "func" or not isinstance(ref[2], str) or not index.in_tree(ref[1]):
+                        continue
+                    entry = ((index.modules.get(ref[1]) or {}).get("graph_fns") or {}).get(ref[2])
+                    how = self._how_rewritten(ref[1], ref[2]) if entry is not None else ""
+                    if how:
+                        rewrites[(ref[1], ref[2])] = (entry, how)
+                if len(rewrites) < 2:
+                    continue
+                for (at, name), (entry, how) in rewrites.items():
+                    identity = index.identity(at, name)
+                    if identity in self.names:
+                        continue
+                    self._found(at, entry[0], entry[1], identity,
+                                f"function taking an FX graph ({entry[2]}), rewrites it ({how}) and"
+                                f" the pipeline {pipeline}, threading a graph through the tree's"
+                                f" rewrites (g = f(g)), runs it with {len(rewrites) - 1} other"
+                                f" rewrite{'s' if len(rewrites) > 2 else ''}: a pass of that"
+                                " pipeline, which no hook sees", "function",
+                                guess_stage(real_module(at), name))
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
         """Whether a parsed module calling ``name`` may call the function of that name in
@@ -475,8 +544,15 @@ class _Check:
             values = list(index.values(module, site["scope"], given, site["class"]))
             if role == "compiler_argument":
                 for value in values:
-                    if not isinstance(value, Unresolved) and value[0] == "func":
+                    if isinstance(value, Unresolved):
+                        continue
+                    if value[0] == "func":
                         self.compilers.setdefault((value[1], value[2]),
+                                                  f"{callee}({keyword or position}=...)")
+                    elif value[0] == "instance" and isinstance(value[2], str) \
+                            and index.in_tree(value[1]):
+                        # an instance of a class of the tree: its __call__ compiles
+                        self.compilers.setdefault((value[1], f"{value[2]}.__call__"),
                                                   f"{callee}({keyword or position}=...)")
                 continue
             form = f"handed to {callee}({keyword or position}=...)"
@@ -509,14 +585,19 @@ class _Check:
         (TensorRT-LLM's ``recover_pass(gm)``), or the compiler's own rewriting of it, is a
         pass that no hook sees: reported where the rewriting function is defined."""
         index = self.index
+        instances: set[tuple[str, str]] = set()
         for (module, qualname), installed in list(self.compilers.items()):
             effects = (index.modules.get(module) or {}).get("graph_effects") or {}
             entry = effects.get(qualname)
+            if entry is None and qualname.endswith(".__call__"):  # a compiler instance's class
+                info = index.class_info(module, qualname.rsplit(".", 1)[0])
+                entry = ((info or {}).get("graph_effects") or {}).get("__call__")
+                instances.add((module, qualname))  # what it calls is followed, no more
             if entry is None:
                 continue
             line, col, _, rewrite, calls = entry[:5]
             compiler = index.identity(module, qualname)
-            if rewrite:
+            if rewrite and (module, qualname) not in instances:
                 self._found(module, line, col, compiler,
                             f"compiler given to {installed} that rewrites the graph it compiles"
                             f" (calls {rewrite}())", "function",
