@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 21  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 22  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -1223,7 +1223,15 @@ class _Extractor(ast.NodeVisitor):
     # ---- definitions ----------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         qualname = self._qualname(node.name)
-        bases = [self.expr(b) for b in node.bases]
+        bases = []
+        for written in node.bases:
+            base = self.expr(written)
+            while isinstance(written, ast.NamedExpr):
+                written = written.value
+            # `class P(Pass if c else object)`, `class P(mine or CustomGraphPass)`: either may be
+            # the base, so each is one (a pass either way is reported); it was no base at all.
+            bases += base[1] if isinstance(written, (ast.IfExp, ast.BoolOp)) and base[0] == "l" \
+                else [base]
         for base in node.bases:
             if _last(base) in self.watched and not self.scopes:
                 self.watched.add(node.name)  # a subclass of PatternMatcherPass constructs one too
@@ -1652,6 +1660,11 @@ class _Extractor(ast.NodeVisitor):
         if node.value is not None:
             self._assign(node.target, node.value, node)
             self._visit_value(node.target, node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        # `class P(Base := CustomGraphPass)`, `if (p := make_pass()):`: a binding as any other.
+        self._assign(node.target, node.value, node)
+        self._visit_value(node.target, node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         # config.reorder_for_compute_comm_overlap_passes += [my_pass]
@@ -2267,6 +2280,8 @@ class _Extractor(ast.NodeVisitor):
             return ["k", self.expr(node.elt, d), _comp_binds(node, self, d)]
         if isinstance(node, ast.DictComp):
             return ["k", self.expr(node.value, d), _comp_binds(node, self, d)]
+        if isinstance(node, ast.NamedExpr):  # `(B := CustomGraphPass)` is its value
+            return self.expr(node.value, d)
         if isinstance(node, ast.IfExp):  # either branch may be the value
             return ["l", [self.expr(node.body, d), self.expr(node.orelse, d)]]
         if isinstance(node, ast.BoolOp):  # `p or default`: any operand may be the value
