@@ -1214,6 +1214,35 @@ class _Extractor(ast.NodeVisitor):
             return self.summary["classes"][self.scopes[-2][1]]
         return None
 
+    def _earlier_bases(self, node: ast.ClassDef, qualname: str, bases: list) -> None:
+        """``class CustomGraphPass(CustomGraphPass)``, ``class Pass(Pass)``: a base named as the
+        class is the name's binding before the class statement (an import, an earlier class),
+        not the class itself, which read as a cycle, and the pass was never reported. That
+        binding is kept under a name no source can spell (``Pass@4``) and the base reads it."""
+        own = [i for i, base in enumerate(bases)
+               if base[0] == "n" and base[1].split(".", 1)[0] == node.name]
+        if not own or self._class() is not None:
+            return
+        hidden = f"{node.name}@{node.lineno}"
+        assigns = self.summary["assigns"].get(self.scope, {})
+        earlier = assigns.get(node.name)
+        if earlier is not None:
+            if earlier[:2] == ["class", qualname] and qualname in self.summary["classes"]:
+                # the class it redefines: kept, as a class of its own, under the hidden name
+                moved = f"{qualname}@{node.lineno}"
+                self.summary["classes"][moved] = self.summary["classes"].pop(qualname)
+                earlier = ["class", moved]
+            self._bind(hidden, earlier)
+        elif not self.scopes and node.name in self.summary["imports"]:
+            self.summary["imports"][hidden] = self.summary["imports"][node.name]
+            alternatives = self.summary.get("alternatives", {})
+            if node.name in alternatives:
+                alternatives[hidden] = list(alternatives[node.name])
+        else:
+            return
+        for i in own:
+            bases[i] = ["n", hidden + bases[i][1][len(node.name):]]
+
     def _bind(self, name: str, value: Any) -> None:
         klass = self._class()
         if klass is not None:
@@ -1236,6 +1265,7 @@ class _Extractor(ast.NodeVisitor):
         for base in node.bases:
             if _last(base) in self.watched and not self.scopes:
                 self.watched.add(node.name)  # a subclass of PatternMatcherPass constructs one too
+        self._earlier_bases(node, qualname, bases)
         line, col = self._name_position(node, "class")
         self.summary["classes"][qualname] = {
             "line": line, "col": col, "bases": bases, "methods": [], "abstract": [], "raises": [], "attrs": {},
@@ -2328,6 +2358,7 @@ class _Extractor(ast.NodeVisitor):
         return line, (at + 1) if at < len(text) and text[at] != "\\" else col + 1
 
 
+_REDEFINED = re.compile(r"@\d+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
@@ -3202,7 +3233,10 @@ class Index:
 
     # ---- identities ----------------------------------------------------------------------
     def identity(self, module: str, qualname: str, torch_name: str | None = None) -> str:
-        """Torch's own name inside torch, ``module:qualname`` everywhere else."""
+        """Torch's own name inside torch, ``module:qualname`` everywhere else. A class that a
+        class of its name replaced (``Pass@12``, _Extractor._earlier_bases) has its own name."""
+        if "@" in qualname:
+            qualname = _REDEFINED.sub("", qualname)
         return pass_identity(real_module(module), qualname, torch_name)
 
     def ref_identity(self, ref: Ref) -> str | None:
