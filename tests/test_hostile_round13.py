@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -240,3 +241,58 @@ def test_one_line_of_ten_thousand_statements_lints_as_fast_as_ten_thousand_lines
         assert (f"long.py:2:{column} LG001 graph pass 'long:\u00e9{i}' (PatternMatcherPass) is not in"
                 " any registry") in result.stdout
     assert_real_finding(result)
+
+
+# ---- (h) a registry name spelled as Python never spells it ---------------------------------------
+
+def test_a_registry_class_name_python_folds_is_one_line_naming_the_spelling_python_uses(tmp_path):
+    """``name = "real_pass:ＭyPass"`` (a fullwidth M, a confusable) loaded, and matched nothing
+    ever: Python folds identifiers to NFKC, so ``class ＭyPass`` is ``MyPass``; the lint kept
+    reporting ``real_pass:MyPass`` and the guard refused it, with no word on why. A pattern
+    pass, named by a string, keeps its spelling."""
+    root = hostile_tree(tmp_path)
+    (root / "reg.toml").write_text('\n[[pass]]\nname = "real_pass:\uff2dyPass"\nstage = "post_grad"\n'
+                                   'kind = "class"\nlite = "never"\n\n[[pass]]\n'
+                                   'name = "real_pass:\uff2dy pattern"\nstage = "post_grad"\n'
+                                   'kind = "pattern"\nlite = "never"\n', encoding="utf-8")
+    result = check(root, "--registry", "reg.toml")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        "lite_guard: reg.toml:3: pass 'real_pass:\uff2dyPass' (class): Python spells that qualified"
+        " name 'real_pass:MyPass' (identifiers are NFKC-normalised), so this name matches no class;"
+        " write name = \"real_pass:MyPass\""]
+    (root / "reg.toml").write_text((root / "reg.toml").read_text().replace("\uff2dyPass", "MyPass"))
+    result = check(root, "--registry", "reg.toml")
+    assert result.returncode == 1, result.stderr
+    # MyPass is registered now; the pattern's name, kept as written, is only not in this tree
+    assert result.stdout.splitlines() == [
+        "reg.toml:8:1 LG003 registry pass 'real_pass:\uff2dy pattern' is not found in the linted"
+        f" tree (torch {_installed_torch()}); remove the entry, or limit it with torch ="
+        f" \"<{_installed_torch().split('+')[0]}\" if it was removed upstream"]
+
+
+def _installed_torch() -> str:
+    from importlib.metadata import version
+
+    return version("torch")
+
+
+# ---- (i) trace of a script that forks ------------------------------------------------------------
+
+def test_trace_of_a_script_that_forks_reports_once_and_the_child_keeps_its_status(tmp_path):
+    """A child the script forked returned through runpy into trace and printed the ledgers too:
+    ``--json`` gave two JSON documents on stdout, which no reader parses. The child now exits
+    with the status its ``sys.exit`` gave, and only the traced process reports."""
+    script = tmp_path / "forks.py"
+    script.write_text("import os, sys\npid = os.fork()\nif pid == 0:\n    sys.exit(3)\n"
+                      "_, status = os.waitpid(pid, 0)\n"
+                      "print('child status', os.waitstatus_to_exitcode(status), file=sys.stderr)\n")
+    result = lite_guard("trace", "--json", str(script), cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"script": str(script), "lite": [], "default": [],
+                                         "violation": None, "failure": None}
+    assert "child status 3" in result.stderr.splitlines()
+    said = [line for line in result.stderr.splitlines() if line.startswith("lite_guard trace:")]
+    assert len(said) == 1 and re.fullmatch(
+        rf"lite_guard trace: forked child \d+: {re.escape(str(script))} exited with 3 in lite mode",
+        said[0]), said
