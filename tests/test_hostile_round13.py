@@ -296,3 +296,17 @@ def test_trace_of_a_script_that_forks_reports_once_and_the_child_keeps_its_statu
     assert len(said) == 1 and re.fullmatch(
         rf"lite_guard trace: forked child \d+: {re.escape(str(script))} exited with 3 in lite mode",
         said[0]), said
+
+
+# ---- (j) fuzz drawing a long program -------------------------------------------------------------
+
+def test_fuzz_with_a_huge_max_steps_under_warnings_as_errors_runs_not_a_traceback(tmp_path):
+    """``--max-steps 100000000`` (any seed that draws a long program) made hypothesis warn that
+    the program's repr (41 KB) is expensive: two raw lines on stderr, and under
+    PYTHONWARNINGS=error, a CI setting, a HypothesisWarning traceback that ended the run."""
+    result = lite_guard("fuzz", "--count", "1", "--max-steps", "100000000", "--seed",
+                        "123456789012345678901234567890", "--out", str(tmp_path / "repros"),
+                        cwd=tmp_path, env={"PYTHONWARNINGS": "error"}, timeout=150)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["1 passed, 0 failed, 0 skipped"]
+    assert "Warning" not in result.stderr, result.stderr
