@@ -211,6 +211,10 @@ def _share_equal_strings(reg: Registry) -> None:
 def default_dir() -> Path:
     override = os.environ.get(ENV_DIR)
     if override:
+        # `LITE_GUARD_CACHE_DIR: ~/.cache/lg` in a CI file's env (YAML and docker expand no
+        # tilde) made a folder named "~" in the working directory, the project's checkout.
+        if override == "~" or override.startswith("~/"):
+            override = _home() + override[1:]
         return Path(override)
     if sys.platform.startswith("linux"):  # platformdirs' answer there, without its 15 ms import
         base = os.environ.get("XDG_CACHE_HOME", "").strip()

@@ -310,3 +310,27 @@ def test_fuzz_with_a_huge_max_steps_under_warnings_as_errors_runs_not_a_tracebac
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["1 passed, 0 failed, 0 skipped"]
     assert "Warning" not in result.stderr, result.stderr
+
+
+def test_a_cache_dir_written_with_a_tilde_is_the_home_folder_not_a_folder_named_tilde(tmp_path):
+    """``LITE_GUARD_CACHE_DIR: ~/.cache/lg`` in a CI file's env (YAML and docker expand no
+    tilde) was a relative path: the lint refused it as a cache inside the linted tree (a
+    warning each run, never a warm run) and the compiler made a folder named "~" in the
+    project. A leading "~" is the home folder, as a shell would have read it."""
+    root = hostile_tree(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "LITE_GUARD_CACHE_DIR": "~/lg"}
+    first = check(root, env=env)
+    second = check(root, env=env)
+    for result in (first, second):
+        assert result.returncode == 1, result.stderr
+        assert_real_finding(result)
+        assert "warning" not in result.stderr, result.stderr
+    assert "linted 1 file(s) (0 parsed, 1 cached)" in second.stderr, second.stderr
+    assert sorted(p.name for p in root.iterdir()) == ["real_pass.py"]  # no "~" folder
+    assert (home / "lg" / "lint-v3").is_dir()
+    code = "from lite_guard.registry_cache import default_dir; print(default_dir())"
+    shown = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                           timeout=BOUND, env={**os.environ, **env, "PYTHONPATH": REPO})
+    assert shown.stdout.strip() == str(home / "lg")  # the compiler's caches too
