@@ -334,3 +334,19 @@ def test_a_cache_dir_written_with_a_tilde_is_the_home_folder_not_a_folder_named_
     shown = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                            timeout=BOUND, env={**os.environ, **env, "PYTHONPATH": REPO})
     assert shown.stdout.strip() == str(home / "lg")  # the compiler's caches too
+
+
+# ---- (k) an empty path on the command line -------------------------------------------------------
+
+def test_an_empty_path_to_lint_is_a_usage_error_not_the_working_directory(tmp_path):
+    """``lite_guard check "$CHANGED_FILES"`` with nothing changed passed "", which is
+    Path("."): the whole working directory was linted as if it had been named."""
+    root = hostile_tree(tmp_path)
+    for paths in ([""], ["real_pass.py", ""]):
+        result = lite_guard("check", "--no-project", "--registry", str(VOCABULARY), "--", *paths,
+                            cwd=root)
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr.splitlines() == [
+            "lite_guard check: error: argument PATH: an empty path; name a file or folder to lint"
+            " ('.' for this folder) (see 'lite_guard check --help')"]
