@@ -350,3 +350,33 @@ def test_an_empty_path_to_lint_is_a_usage_error_not_the_working_directory(tmp_pa
         assert result.stderr.splitlines() == [
             "lite_guard check: error: argument PATH: an empty path; name a file or folder to lint"
             " ('.' for this folder) (see 'lite_guard check --help')"]
+
+
+# ---- (l) coding cookies as Python's tokenizer reads them -----------------------------------------
+
+def test_coding_cookies_are_read_as_pythons_tokenizer_reads_them(tmp_path):
+    """Python's tokenizer reads "utf-8-<anything>" as UTF-8 (``get_normal_name``): under a
+    byte-order mark ``# coding: utf-8-sig``, which Python runs, was LG900 "Python refuses" and
+    the file's pass unreported; ``# coding: utf-8-unix`` (Emacs writes it) was "unknown
+    encoding". ``UTF8`` under a byte-order mark, which Python does refuse, is refused."""
+    bom = b"\xef\xbb\xbf"
+    body = REAL_PASS.replace("MyPass", "CookiePass").encode()
+    root = hostile_tree(tmp_path, {"sig.py": bom + b"# -*- coding: utf-8-sig -*-\n" + body,
+                                   "unix.py": b"# -*- coding: utf-8-unix -*-\n" + body,
+                                   "latin.py": b"# coding: latin-1-x\n" + body,
+                                   "upper.py": bom + b"# coding: UTF8\nx = 1\n"})
+    for name in ("sig", "unix", "latin"):
+        compile((root / f"{name}.py").read_bytes(), f"{name}.py", "exec")  # Python runs each
+    with pytest.raises(SyntaxError, match="encoding problem: UTF8 with BOM"):
+        compile((root / "upper.py").read_bytes(), "upper.py", "exec")
+    result = check(root, "--no-cache")
+    assert result.returncode == 1, result.stderr
+    for name in ("sig", "unix", "latin"):
+        assert _lines(result, f"{name}.py") == [
+            f"{name}.py:5:7 LG001 graph pass '{name}:CookiePass' (class deriving from"
+            f" CustomGraphPass) {_hint(f'{name}:CookiePass')}"]
+    assert _lines(result, "upper.py") == [
+        "upper.py:1:1 LG900 cannot decode file: it starts with a UTF-8 byte-order mark but its"
+        " coding cookie says UTF8, which Python refuses; the file was not checked (save it as"
+        " UTF-8, or fix its coding cookie)"]
+    assert_real_finding(result)
