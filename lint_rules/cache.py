@@ -58,12 +58,12 @@ _RUN_DOMAIN = b"lite-guard lint run\0"
 
 
 def default_cache_dir() -> Path:
-    override = os.environ.get(ENV)
-    if override:
-        return Path(override)
-    import platformdirs
+    # The folder the registry and verdict caches use: one answer (a relative HOME or
+    # XDG_CACHE_HOME is no folder of the user's), and platformdirs' RuntimeError, when it
+    # cannot find an absolute home, is no traceback of a lint run.
+    from lite_guard.registry_cache import default_dir
 
-    return Path(platformdirs.user_cache_dir("lite-guard"))
+    return default_dir()
 
 
 class CacheRefused(Exception):
@@ -531,7 +531,9 @@ def _pack_name(digest: str) -> str | None:
 def _max_runs(warn) -> int:
     runs = max_runs()
     if runs is None:
-        warn(f"lite_guard: warning: {MAX_RUNS_ENV}={os.environ[MAX_RUNS_ENV]!r} is not a number of"
+        value = os.environ[MAX_RUNS_ENV]
+        shown = repr(value if len(value) <= 40 else value[:20] + "..." + value[-8:])
+        warn(f"lite_guard: warning: {MAX_RUNS_ENV}={shown} is not a number of"
              f" runs from 1 to {MAX_RUNS_LIMIT}; keeping at most {MAX_RUNS}")
         return MAX_RUNS
     return runs

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
         "check", help="validate the registries and lint source trees for unregistered passes",
         description="Validate the registries in use, then lint PATHs (default: [tool.lite_guard]"
                     " paths) for graph passes and reorder configs that no registry names.")
-    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+    parser.add_argument("paths", nargs="*", type=_lint_path, metavar="PATH",
                         help="files or directories to lint (default: [tool.lite_guard] paths)")
     parser.add_argument("--torch", action="store_true",
                         help="lint the installed torch's Inductor tree (found without importing it)")
@@ -55,6 +55,15 @@ def register(subparsers) -> None:
                              " are never reported stale)")
     add_registry_args(parser)
     parser.set_defaults(run=run)
+
+
+def _lint_path(text: str) -> Path:
+    # Path("") is Path("."): `lite_guard check "$CHANGED"` with nothing changed linted the whole
+    # working directory (another tree, or a huge one) as if it had been named.
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; name a file or folder to lint ('.' for"
+                                         " this folder)")
+    return Path(text)
 
 
 def _torch_version(text: str) -> str:

@@ -118,7 +118,10 @@ def analyze(path: str, data: bytes, registry: Registry, torch_version: str | Non
         facts.config_modules.append(config_module)
     try:
         source = decode(data)
-    except (UnicodeDecodeError, LookupError) as exc:
+    except (UnicodeError, LookupError) as exc:
+        # UnicodeError: a codec that fails as a whole ("# coding: undefined", idna's "label too
+        # long"), not at a byte; it was "the linter failed ... please report it" here and a
+        # traceback under flake8. The file never runs: it is one that cannot be decoded.
         return FileResult([Finding(path, 1, 1, UNCHECKABLE, f"cannot decode file: {exc}; the file"
                                    " was not checked (save it as UTF-8, or fix its coding cookie)")],
                           facts)
@@ -277,7 +280,21 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> tuple[list[Pat
                           " file(s) under the directories to lint, so nothing would be checked; narrow"
                           " [tool.lite_guard] exclude")
         files = kept
-    return list(dict.fromkeys(files)), errors
+    return _once_each(files), errors
+
+
+def _once_each(files: list[Path]) -> list[Path]:
+    """Each file once, under the first name it was given: ``. $PWD``, ``a.py ../tree/a.py``
+    name one file twice, whose every finding was reported twice (and counted twice). Names
+    are compared as absolute normalised paths, links not followed: two links are two modules."""
+    seen: dict[str, Path] = {}
+    for path in files:
+        try:
+            key = os.path.normpath(os.path.abspath(path))
+        except (OSError, ValueError):  # a deleted working directory, a NUL: the name as given
+            key = os.fspath(path)
+        seen.setdefault(key, path)
+    return list(seen.values())
 
 
 def _is_dir(path: Path) -> bool:

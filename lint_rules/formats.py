@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from urllib.parse import quote
 
 from lint_rules.findings import Finding
@@ -39,6 +40,8 @@ def _root_uri() -> str:
     return "file://" + quote(os.fsencode(here), safe="/").rstrip("/") + "/"
 
 
+# A registry problem line, ``path:line: message`` (lite_guard.errors.RegistryError's shape).
+PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
 _REGISTRY_RULE = "LG-REGISTRY"  # registry cross-entry problems (not a lint rule of a source file)
 
 
@@ -75,13 +78,16 @@ def to_sarif(findings: list[Finding], registry_problems: list[str], errors: list
         }}],
     } for f in findings]
     for problem in registry_problems:
-        where, _, message = problem.partition(": ")
-        path, _, line = where.rpartition(":")
+        # 'path:line: message', where the path may itself hold ": " (a registry "my: reg.toml"
+        # was reported on a file "my", its message starting "reg.toml:1:"): split where the
+        # lintrunner adapter splits, at the first ":<digits>: ".
+        match = PROBLEM.match(problem)
+        path, line, message = match.group("path", "line", "message") if match else ("", "1", problem)
         results.append({
             "ruleId": _REGISTRY_RULE, "level": "error", "message": {"text": message},
             "locations": [{"physicalLocation": {
-                "artifactLocation": artifact_location(path or where),
-                "region": {"startLine": int(line) if line.isdigit() and int(line) > 0 else 1},
+                "artifactLocation": artifact_location(path or "."),
+                "region": {"startLine": max(int(line), 1)},
             }}],
         })
     run = {

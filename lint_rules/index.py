@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 21  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 22  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -1199,6 +1199,7 @@ class _Extractor(ast.NodeVisitor):
     def __init__(self, module: str, is_package: bool, lines: list[str], vocab: Vocabulary,
                  light: bool = False):
         self.module, self.is_package, self.lines, self.vocab = module, is_package, lines, vocab
+        self._columns: dict[int, tuple[list[int], list[int]]] = {}  # _col's table of each line
         self.light = light
         self.function_filter: Any = None  # set by summarize: may a function's body hold a site?
         self.summary: dict = {
@@ -1263,6 +1264,35 @@ class _Extractor(ast.NodeVisitor):
             return self.summary["classes"][self.scopes[-2][1]]
         return None
 
+    def _earlier_bases(self, node: ast.ClassDef, qualname: str, bases: list) -> None:
+        """``class CustomGraphPass(CustomGraphPass)``, ``class Pass(Pass)``: a base named as the
+        class is the name's binding before the class statement (an import, an earlier class),
+        not the class itself, which read as a cycle, and the pass was never reported. That
+        binding is kept under a name no source can spell (``Pass@4``) and the base reads it."""
+        own = [i for i, base in enumerate(bases)
+               if base[0] == "n" and base[1].split(".", 1)[0] == node.name]
+        if not own or self._class() is not None:
+            return
+        hidden = f"{node.name}@{node.lineno}"
+        assigns = self.summary["assigns"].get(self.scope, {})
+        earlier = assigns.get(node.name)
+        if earlier is not None:
+            if earlier[:2] == ["class", qualname] and qualname in self.summary["classes"]:
+                # the class it redefines: kept, as a class of its own, under the hidden name
+                moved = f"{qualname}@{node.lineno}"
+                self.summary["classes"][moved] = self.summary["classes"].pop(qualname)
+                earlier = ["class", moved]
+            self._bind(hidden, earlier)
+        elif not self.scopes and node.name in self.summary["imports"]:
+            self.summary["imports"][hidden] = self.summary["imports"][node.name]
+            alternatives = self.summary.get("alternatives", {})
+            if node.name in alternatives:
+                alternatives[hidden] = list(alternatives[node.name])
+        else:
+            return
+        for i in own:
+            bases[i] = ["n", hidden + bases[i][1][len(node.name):]]
+
     def _bind(self, name: str, value: Any) -> None:
         klass = self._class()
         if klass is not None:
@@ -1273,10 +1303,19 @@ class _Extractor(ast.NodeVisitor):
     # ---- definitions ----------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         qualname = self._qualname(node.name)
-        bases = [self.expr(b) for b in node.bases]
+        bases = []
+        for written in node.bases:
+            base = self.expr(written)
+            while isinstance(written, ast.NamedExpr):
+                written = written.value
+            # `class P(Pass if c else object)`, `class P(mine or CustomGraphPass)`: either may be
+            # the base, so each is one (a pass either way is reported); it was no base at all.
+            bases += base[1] if isinstance(written, (ast.IfExp, ast.BoolOp)) and base[0] == "l" \
+                else [base]
         for base in node.bases:
             if _last(base) in self.watched and not self.scopes:
                 self.watched.add(node.name)  # a subclass of PatternMatcherPass constructs one too
+        self._earlier_bases(node, qualname, bases)
         line, col = self._name_position(node, "class")
         self.summary["classes"][qualname] = {
             "line": line, "col": col, "bases": bases, "methods": [], "abstract": [], "raises": [], "attrs": {},
@@ -1756,6 +1795,11 @@ class _Extractor(ast.NodeVisitor):
         if node.value is not None:
             self._assign(node.target, node.value, node)
             self._visit_value(node.target, node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        # `class P(Base := CustomGraphPass)`, `if (p := make_pass()):`: a binding as any other.
+        self._assign(node.target, node.value, node)
+        self._visit_value(node.target, node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         # config.reorder_for_compute_comm_overlap_passes += [my_pass]
@@ -2371,6 +2415,8 @@ class _Extractor(ast.NodeVisitor):
             return ["k", self.expr(node.elt, d), _comp_binds(node, self, d)]
         if isinstance(node, ast.DictComp):
             return ["k", self.expr(node.value, d), _comp_binds(node, self, d)]
+        if isinstance(node, ast.NamedExpr):  # `(B := CustomGraphPass)` is its value
+            return self.expr(node.value, d)
         if isinstance(node, ast.IfExp):  # either branch may be the value
             return ["l", [self.expr(node.body, d), self.expr(node.orelse, d)]]
         if isinstance(node, ast.BoolOp):  # `p or default`: any operand may be the value
@@ -2386,11 +2432,20 @@ class _Extractor(ast.NodeVisitor):
     def _col(self, node: ast.AST) -> int:
         """A node's 1-based column in characters, as editors count (ast counts UTF-8 bytes)."""
         offset = node.col_offset  # type: ignore[attr-defined]
+        if offset == 0:
+            return 1
         line = node.lineno  # type: ignore[attr-defined]
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        if offset == 0 or text.isascii():
+        table = self._columns.get(line)
+        if table is None:
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            table = self._columns[line] = _column_table(text)
+        if not table[0]:
             return offset + 1
-        return len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+        # The extra bytes of the non-ASCII characters that start before the offset. Once per
+        # line, not per node: one line of 10,000 statements (500 KB) re-encoded the line for
+        # each and took 26 s, an LG900 "took longer" for what 10,000 lines lint in 2 s.
+        starts, extra = table
+        return offset - extra[bisect.bisect_left(starts, offset)] + 1
 
     def _name_position(self, node: ast.AST, keyword: str) -> tuple[int, int]:
         line = node.lineno
@@ -2405,6 +2460,21 @@ class _Extractor(ast.NodeVisitor):
         while at < len(text) and text[at] in " \t\f":
             at += 1
         return line, (at + 1) if at < len(text) and text[at] != "\\" else col + 1
+
+
+_REDEFINED = re.compile(r"@\d+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _column_table(text: str) -> tuple[list[int], list[int]]:
+    """For ``_Extractor._col``: the byte offset of each non-ASCII character of a line, and the
+    extra bytes (UTF-8 length less one) of the characters before each (one more at the end)."""
+    starts, extra, total = [], [0], 0
+    for match in _NON_ASCII.finditer(text):
+        starts.append(match.start() + total)
+        total += len(match.group().encode("utf-8", "surrogatepass")) - 1
+        extra.append(total)
+    return starts, extra
 
 
 def _comp_binds(node: ast.AST, extractor: _Extractor, depth: int) -> list:
@@ -3318,7 +3388,10 @@ class Index:
 
     # ---- identities ----------------------------------------------------------------------
     def identity(self, module: str, qualname: str, torch_name: str | None = None) -> str:
-        """Torch's own name inside torch, ``module:qualname`` everywhere else."""
+        """Torch's own name inside torch, ``module:qualname`` everywhere else. A class that a
+        class of its name replaced (``Pass@12``, _Extractor._earlier_bases) has its own name."""
+        if "@" in qualname:
+            qualname = _REDEFINED.sub("", qualname)
         return pass_identity(real_module(module), qualname, torch_name)
 
     def ref_identity(self, ref: Ref) -> str | None:

@@ -15,7 +15,6 @@ A lint run in CI must not be defeatable by one file of a pull request. So:
 from __future__ import annotations
 
 import ast
-import codecs
 import os
 import re
 import resource
@@ -143,16 +142,33 @@ def coding_cookie(data: bytes) -> str | None:
 def decode(data: bytes) -> str:
     """Source text as Python reads it (PEP 263 coding cookie, else UTF-8); raises on bad bytes."""
     cookie = coding_cookie(data)
-    encoding = cookie or "utf-8"
+    encoding = _normal_name(cookie) if cookie else "utf-8"
     if data.startswith(b"\xef\xbb\xbf"):
         # Python refuses a UTF-8 byte-order mark under a cookie naming another encoding
         # ("encoding problem: iso-8859-1 with BOM"): such a file never runs, so it is no file
         # to call clean (the BOM won, and a syntax error went unreported under --check-syntax).
-        if cookie is not None and codecs.lookup(cookie).name != "utf-8":
+        # "Another" as Python's tokenizer decides it: "utf-8-sig" is utf-8 to it, "UTF8" is not.
+        if cookie is not None and encoding != "utf-8":
             raise LookupError(f"it starts with a UTF-8 byte-order mark but its coding cookie says"
                               f" {cookie}, which Python refuses")
         data, encoding = data[3:], "utf-8"
     return data.decode(encoding)
+
+
+def _normal_name(cookie: str) -> str:
+    """The encoding Python's tokenizer reads a coding cookie as (``get_normal_name`` in
+    CPython's Parser/tokenizer.c): its first 12 characters, lower case, ``_`` as ``-``; "utf-8"
+    and "utf-8-anything" are UTF-8, "latin-1", "iso-8859-1", "iso-latin-1" (also followed by
+    "-anything") Latin-1; any other name is looked up as written. ``# coding: utf-8-sig`` under
+    a byte-order mark, which Python runs, was LG900 "Python refuses" and its passes unreported;
+    ``utf-8-unix`` (Emacs writes it) was "unknown encoding"."""
+    short = cookie[:12].lower().replace("_", "-")
+    if short == "utf-8" or short.startswith("utf-8-"):
+        return "utf-8"
+    if short in ("latin-1", "iso-8859-1", "iso-latin-1") \
+            or short.startswith(("latin-1-", "iso-8859-1-", "iso-latin-1-")):
+        return "iso-8859-1"
+    return cookie
 
 
 def _too_big(size: int, limit: int) -> str:

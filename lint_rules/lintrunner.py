@@ -21,11 +21,11 @@ import re
 import sys
 
 from lint_rules.findings import Finding
+from lint_rules.formats import PROBLEM as _PROBLEM  # one reading of 'path:line: message'
 from lint_rules.isolation import Unreadable
 from lite_guard.errors import _UNSAFE, escape_text, strict_unicode
 
 LINTER_CODE = "LITE_GUARD"
-_PROBLEM = re.compile(r"^(?P<path>.*?):(?P<line>\d+): (?P<message>.*)$", re.DOTALL)
 
 
 def _message(path: str | None, line: int | None, char: int | None, name: str, description: str,

@@ -110,9 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_OK
     except OSError as exc:  # a full disk or an I/O error under stdout, or a file we had to touch
+        read_only = exc.errno == errno.EBADF and not _writable(1)  # before /dev/null replaces it
         _silence_stdout()
         if exc.filename:
             line = f"{os.fsdecode(exc.filename)!r}: {exc.strerror or exc}; check the path and its permissions"
+        elif read_only:
+            # `lite_guard check 1</dev/null`, or a parent that left descriptor 1 read-only: it
+            # was "the system refused ...; free resources and run again", which no run fixes.
+            line = ("cannot write the output: standard output is not open for writing; redirect"
+                    " it to a file or a pipe")
         elif exc.errno in _OUTPUT_ERRORS:
             line = f"cannot write the output: {exc.strerror or exc}; free space or write it elsewhere"
         else:  # e.g. no process could be started for the workers (EAGAIN)
@@ -124,6 +130,16 @@ def main(argv: list[str] | None = None) -> int:
 
 # What writing to stdout fails with: a full disk or quota, an I/O error, a file too large.
 _OUTPUT_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
+
+
+def _writable(fd: int) -> bool:
+    """Is descriptor ``fd`` open for writing?"""
+    import fcntl
+
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR)
+    except OSError:
+        return False
 
 
 def _silence_stdout() -> None:

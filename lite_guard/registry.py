@@ -678,6 +678,23 @@ def _check_wildcard_scope(path, name, lite, line, lines) -> None:
                             " name = \"my_project.passes:*\" or list the passes one by one")
 
 
+def _check_spelled_as_python(path, name, kind, line, lines) -> None:
+    """A class or function pass is named by its ``__qualname__``, which Python spells in NFKC:
+    ``class ＭyPass`` (a fullwidth M) defines ``MyPass``. A name written ``"m:ＭyPass"`` matched
+    no pass ever (the lint kept reporting ``m:MyPass``, the guard refused it) and said nothing."""
+    if kind not in ("class", "function") or name.isascii():
+        return
+    import unicodedata
+
+    module, colon, qualname = name.rpartition(":")
+    folded = unicodedata.normalize("NFKC", qualname)
+    if folded != qualname:
+        raise RegistryError(path, _field_line(lines, line, "name"),
+                            f"pass '{name}' ({kind}): Python spells that qualified name"
+                            f" '{module}{colon}{folded}' (identifiers are NFKC-normalised), so this"
+                            f" name matches no {kind}; write name = \"{module}{colon}{folded}\"")
+
+
 def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassEntry:
     _check_fields(path, raw, _PASS_FIELDS, line, lines, "pass")
     name = _require_str(path, raw, "name", line, lines)
@@ -688,6 +705,9 @@ def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassE
         raise RegistryError(path, line, f"pass '{name}' is lite-safe (lite = \"{lite}\") but has no"
                             " 'why'; add why = \"<one line: why it is numerics-neutral>\"")
     _check_wildcard_scope(path, name, lite, line, lines)
+    kind = _require_str(path, raw, "kind", line, lines, choices=PASS_KINDS, required=False) \
+        or "function"
+    _check_spelled_as_python(path, name, kind, line, lines)
     gated_by = raw.get("gated_by", [])
     if not isinstance(gated_by, list) or not all(isinstance(g, str) for g in gated_by):
         raise RegistryError(path, _field_line(lines, line, "gated_by"),
@@ -703,9 +723,7 @@ def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassE
                             " \"triton.cudagraphs\" or \"functorch:activation_memory_budget\"")
     return PassEntry(
         name=name, stage=stage, lite=lite, why=why, gated_by=tuple(gated_by),
-        kind=_require_str(path, raw, "kind", line, lines, choices=PASS_KINDS, required=False)
-        or "function",
-        hook=hook, when=when,
+        kind=kind, hook=hook, when=when,
         torch=torch_spec,
         source=_require_str(path, raw, "source", line, lines, required=False),
         origin=str(path), line=line,

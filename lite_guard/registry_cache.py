@@ -67,9 +67,13 @@ def max_runs() -> int | None:
     text = os.environ.get(MAX_RUNS_ENV, "")
     if not text:
         return DEFAULT_MAX_RUNS
-    if text.strip().isdigit() and 0 < int(text) <= MAX_RUNS_LIMIT:
-        return int(text)
-    return None
+    # int() refuses what isdigit() accepts ("²") and past 4,300 digits raises: each was a
+    # traceback of every lint run and every compile; a number that long is no number of runs.
+    digits = text.strip()
+    if not digits.isdecimal() or len(digits) > len(str(MAX_RUNS_LIMIT)):
+        return None
+    runs = int(digits)
+    return runs if 0 < runs <= MAX_RUNS_LIMIT else None
 
 
 def cached_registry(paths: Sequence[str | Path], torch_version: str | None = None) -> Registry:
@@ -207,13 +211,34 @@ def _share_equal_strings(reg: Registry) -> None:
 def default_dir() -> Path:
     override = os.environ.get(ENV_DIR)
     if override:
+        # `LITE_GUARD_CACHE_DIR: ~/.cache/lg` in a CI file's env (YAML and docker expand no
+        # tilde) made a folder named "~" in the working directory, the project's checkout.
+        if override == "~" or override.startswith("~/"):
+            override = _home() + override[1:]
         return Path(override)
     if sys.platform.startswith("linux"):  # platformdirs' answer there, without its 15 ms import
         base = os.environ.get("XDG_CACHE_HOME", "").strip()
-        return Path(base if os.path.isabs(base) else os.path.expanduser("~/.cache")) / "lite-guard"
+        return Path(base if os.path.isabs(base) else os.path.join(_home(), ".cache")) / "lite-guard"
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("lite-guard"))
+
+
+def _home() -> str:
+    """The user's home folder, absolute. A relative HOME (``HOME=h``) made ``~/.cache`` a folder
+    of whatever directory the process ran in: the compiler wrote its cache, secret and all,
+    into the project being compiled. A relative HOME counts as unset, as XDG and platformdirs
+    say: the password database's home, else no home (the caller's directory is then refused)."""
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(home):
+        return home
+    try:
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):
+        home = ""
+    return home if os.path.isabs(home) else "/nonexistent"
 
 
 def _private_dir(name: str | Path, parent_fd: int | None) -> int | None:

@@ -153,7 +153,7 @@ def test_a_byte_order_mark_before_a_latin1_cookie_is_what_python_refuses(tmp_pat
     --check-syntax. Now it is an LG900 that says why; a BOM with a UTF-8 cookie is fine."""
     root = hostile_tree(tmp_path, {
         "bom_latin1.py": b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n" + REAL_PASS.encode(),
-        "bom_utf8.py": b"\xef\xbb\xbf# coding: utf8\nx = 1\n"})
+        "bom_utf8.py": b"\xef\xbb\xbf# coding: utf-8\nx = 1\n"})
     result = check(root, "--no-cache", "--check-syntax")
     assert result.returncode == 1, result.stderr
     assert_real_finding(result)

@@ -219,6 +219,7 @@ def _run_script(args: argparse.Namespace, mode: str,
 
     violation: BaseException | None = None
     failure: str | None = None
+    exit_code: int | None = None  # what sys.exit() asked for (a forked child exits with it)
     saved_argv, saved_path = sys.argv, sys.path[:]
     sys.argv = [args.script, *args.script_args]
     # As `python script.py` runs it: the script's folder first, so it imports its own siblings
@@ -241,6 +242,7 @@ def _run_script(args: argparse.Namespace, mode: str,
     except lite_compiler.LitePassViolation as exc:
         violation = exc
     except SystemExit as exc:
+        exit_code = exc.code if type(exc.code) is int else 0 if exc.code is None else 1
         if not _is_success(exc.code):
             failure = f"{args.script} exited with {_shown(exc.code, repr)} in {mode} mode"
     except Exception as exc:  # the user's script broke: say so in one line, keep the ledgers
@@ -264,7 +266,26 @@ def _run_script(args: argparse.Namespace, mode: str,
         sys.argv = saved_argv
         sys.path[:] = saved_path
         torch.compile = original_compile
+    if os.getpid() != tracing_pid:
+        _exit_forked_child(violation, failure, exit_code, real_exit)
     return new_ledgers(), violation, failure
+
+
+def _exit_forked_child(violation: BaseException | None, failure: str | None,
+                       exit_code: int | None, real_exit: Any) -> None:
+    """A child the script forked (``os.fork()``) that returned or exited through runpy: it is
+    the script's process, not ours. It printed the ledgers too, so ``--json`` gave two
+    documents on stdout. Now it exits as Python exits a process, 0 or 1, saying why in one
+    line (or with the status its ``sys.exit`` gave), and only the traced process reports."""
+    if failure or violation:
+        print(escape_text(f"lite_guard trace: forked child {os.getpid()}: {failure or violation}"),
+              file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    real_exit(exit_code & 0xFF if exit_code is not None else 1 if failure or violation else 0)
 
 
 def _shown(value: Any, how: Any) -> str:
