@@ -9,6 +9,7 @@ checked graph's own source.
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 from typing import Any
@@ -68,8 +69,6 @@ _RECORD_PLACEHOLDER = "torch._C._profiler._RecordFunctionFast('## ENTER_GRAPH_PL
 
 def _recorded_name(code: str) -> str | None:
     """The profiler record torch.fx put in place of the placeholder (its file name only)."""
-    import re
-
     found = re.search(r"torch\._C\._profiler\._RecordFunctionFast\('## [\w.]+ ##'\)", code)
     return found.group(0) if found else None
 
@@ -151,7 +150,8 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
 # operator's expression must run that operator's special method, and a data global must be the
 # value its name spells.
 
-_NODE_LINE = None  # compiled lazily: ``    name[: "annotation"] = rhs[;  cleanup]``
+_NODE_LINE = re.compile(r"^    ([A-Za-z_]\w*)(?:: [^=]*)? = (.*)$")  # name[: "annotation"] = rhs
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
 
 
 def _resolved(chain: str, namespace: dict[str, Any]) -> Any:
@@ -202,9 +202,6 @@ _MIRRORED = {"__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__", "__ge__
 def _source_names_differ(src: str, namespace: dict[str, Any], graph: Any) -> str | None:
     """What in torch.fx's source of ``graph`` (with its ``namespace``) does not stand for what the
     graph holds, or None. Reads each node's statement once (~0.1 ms for 100 nodes)."""
-    import re
-
-    global _NODE_LINE
     for name, value in namespace.items():
         if isinstance(value, types.ModuleType):
             spec = getattr(value, "__spec__", None)
@@ -214,8 +211,6 @@ def _source_names_differ(src: str, namespace: dict[str, Any], graph: Any) -> str
                 return f"its global {name!r} is {value!r}, not a module of torch or Python imported under its name"
         elif not callable(value) and repr(value) != name:
             return f"its global {name!r} is {value!r}, not the value its name spells"
-    if _NODE_LINE is None:
-        _NODE_LINE = re.compile(r"^    ([A-Za-z_]\w*)(?:: [^=]*)? = (.*)$")
     nodes = {node.name: node for node in graph.nodes if node.op == "call_function"}
     for line in src.splitlines():
         found = _NODE_LINE.match(line)
@@ -224,7 +219,7 @@ def _source_names_differ(src: str, namespace: dict[str, Any], graph: Any) -> str
         name, rhs = found.group(1), found.group(2).split(";  ", 1)[0]
         node = nodes[name]
         target = node.target
-        call = re.match(r"([A-Za-z_][\w.]*)\(", rhs)
+        call = _CALL.match(rhs)
         if call is not None:
             try:
                 value = _resolved(call.group(1), namespace)

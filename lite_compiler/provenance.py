@@ -321,6 +321,34 @@ def _fx_generated(code: Any) -> bool:
     return isinstance(code, types.CodeType) and code.co_filename in getattr(loader, "eval_cache", {})
 
 
+def _fx_compiled_from_source(code: types.CodeType) -> bool:
+    """Whether code filed under a torch.fx loader key was compiled from the source torch.fx
+    recorded there: a function compiled under an existing key (``compile(src, key, ...)``) is
+    not torch.fx's (round 6). Compiles that source: asked only of such code where it is not
+    the forward the hand-over compares anyway."""
+    from lite_compiler.generated_code import _code_differs, _code_named
+
+    loader = getattr(sys.modules.get("torch.fx.graph_module"), "_loader", None)
+    source = getattr(loader, "eval_cache", {}).get(code.co_filename)
+    known = _FX_VERIFIED.get(id(code))
+    if known is not None and known[0] is code and known[1] is source:
+        return known[2]
+    try:
+        module = compile(source, code.co_filename, "exec", dont_inherit=True)
+    except (TypeError, ValueError, SyntaxError):
+        return False
+    qualname = getattr(code, "co_qualname", code.co_name)
+    expected = module if qualname == "<module>" else _code_named(module, qualname)
+    verdict = expected is not None and _code_differs(code, expected) is None
+    if len(_FX_VERIFIED) > 1024:
+        _FX_VERIFIED.clear()
+    _FX_VERIFIED[id(code)] = (code, source, verdict)  # (held: the id is never recycled)
+    return verdict
+
+
+_FX_VERIFIED: dict[int, tuple[Any, Any, bool]] = {}
+
+
 _OBSERVED: dict[Any, tuple[Any, ...]] = {}  # per ``key``: the namespaces a clean call ran in
 
 
@@ -431,7 +459,7 @@ def run_observed(fn: Any, *args: Any, key: Any = None, **kwargs: Any) -> tuple[A
         return result, foreign
     for code, space in ran.items():
         filename = code.co_filename
-        if filename.startswith(_OWN_DIR) or _fx_generated(code):
+        if filename.startswith(_OWN_DIR) or (_fx_generated(code) and _fx_compiled_from_source(code)):
             continue  # the guard's own; a module torch.fx generated (checked as the forward)
         module = space.get("__name__", "<unknown>") if isinstance(space, dict) else "<unknown>"
         in_module = getattr(sys.modules.get(module), "__dict__", None) is space
@@ -501,7 +529,10 @@ def foreign_at_run_time(compiled: Any) -> dict[str, str]:
         if isinstance(obj, GraphModule):  # what its class runs around the forward (torch.fx's
             # __call__ and _WrappedCall); the forward itself: the hand-over check (generated_code)
             for attr, value in vars(type(obj)).items():
-                if not _fx_generated(getattr(value, "__code__", None)):
+                code = getattr(value, "__code__", None)
+                # (its forward is compared with the checked graph's source at the hand-over;
+                # other code filed under a torch.fx loader key must be compiled from its source)
+                if not _fx_generated(code) or (attr != "forward" and not _fx_compiled_from_source(code)):
                     todo.append((value, f"{type(obj).__name__}.{attr}"))
             continue
         if _fx_generated(getattr(getattr(obj, "__func__", obj), "__code__", None)):

@@ -209,6 +209,43 @@ def test_sys_setprofile_that_installs_a_filter_does_not_blind_the_codegen_observ
         "test_sys_setprofile_that_installs_a_filter_does_not_blind_the_codegen_observation.<locals>.setprofile")
 
 
+# ---- code filed under torch.fx's own loader key ----------------------------------------------------
+
+LOADER_KEYED = """
+def _gen_python_code(self, *args, **kwargs):
+    code = original(self, *args, **kwargs)
+    if "torch.ops.aten.mul.Tensor(" in code.src:
+        ran.append("_gen_python_code")
+        code.src = code.src.replace({old!r}, {new!r})
+    return code
+"""
+
+
+@pytest.mark.parametrize("rewrite", [("torch.ops.aten.mul.Tensor(", "torch.ops.aten.add.Tensor("),
+                                     ("torch.ops.aten.mul.Tensor(sin, 3)", "torch.ops.aten.mul.Tensor(sin, 4)")],
+                         ids=["call renamed", "constant changed"])
+def test_codegen_patch_compiled_under_a_torch_fx_loader_key_is_refused(monkeypatch, rewrite):
+    """Round 5's codegen patch compiled under the file name of a source torch.fx generated (a key
+    of ``graph_module._loader.eval_cache``, as its forwards are): the observation took it for a
+    generated forward and skipped it; lite computed add (or scaled by 4). Code under such a key
+    is torch.fx's only if it is compiled from the source recorded there; and a renamed call is
+    also caught where the forward's names are read back."""
+    from torch.fx import graph_module
+    from torch.fx.graph import CodeGen
+
+    compile_lite(plain_fn)(torch.randn(8), torch.randn(8))  # (fills torch.fx's loader record)
+    key = next(iter(graph_module._loader.eval_cache))
+    space = {"__name__": HERE, "original": CodeGen._gen_python_code, "ran": RAN}
+    exec(compile(LOADER_KEYED.format(old=rewrite[0], new=rewrite[1]), key, "exec"), space)
+    monkeypatch.setattr(CodeGen, "_gen_python_code", space["_gen_python_code"])
+    violation = refused(plain_fn, torch.randn(8), torch.randn(8))
+    if rewrite[1].startswith("torch.ops.aten.add"):
+        assert violation.pass_name in (qualified("_gen_python_code"), "<unregistered change>")
+    else:
+        assert violation.pass_name == qualified("_gen_python_code")
+        assert "it ran while torch.fx generated the code of the checked" in violation.reason
+
+
 # ---- the run-time path, two calls down ------------------------------------------------------------
 
 def test_function_two_calls_down_in_aot_autograd_run_time_code_is_refused(monkeypatch):
