@@ -187,6 +187,23 @@ def test_sys_setprofile_replaced_by_a_no_op_does_not_blind_the_codegen_observati
     assert "no registry names this pass" in violation.reason
 
 
+def test_sys_settrace_replaced_by_a_no_op_under_cprofile_does_not_blind_the_observation(monkeypatch):
+    """With cProfile holding the profile hook the observation takes the trace hook: a no-op
+    ``sys.settrace`` stand-in then blinds it the same way; refused as the stand-in."""
+    import cProfile
+
+    _patch_codegen_mul_to_add(monkeypatch)
+    monkeypatch.setattr(sys, "settrace", lambda function: None)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        violation = refused(plain_fn, torch.randn(8), torch.randn(8))
+    finally:
+        profiler.disable()
+    assert violation.pass_name == qualified(
+        "test_sys_settrace_replaced_by_a_no_op_under_cprofile_does_not_blind_the_observation.<locals>.<lambda>")
+
+
 def test_sys_setprofile_that_installs_a_filter_does_not_blind_the_codegen_observation(monkeypatch):
     """``sys.setprofile`` replaced by one that installs the observer behind a filter hiding
     frames of the attacker's module: the observer saw every torch frame and none of the patch.
@@ -401,6 +418,15 @@ def test_torchinductor_environment_variables_set_before_import_change_nothing_ou
 
 # ---- benign: profilers, tracers and samplers active around a lite compile -------------------------
 
+@pytest.fixture
+def first_observation(monkeypatch):
+    """As in a fresh process: torch.fx's codegen is observed at this test's compiles (once a
+    call ran only trusted code, the next is observed only after torch.fx changed)."""
+    from lite_compiler import provenance
+
+    monkeypatch.setattr(provenance, "_OBSERVED", {})
+
+
 def _trains_bitwise_aot_eager():
     x, y = torch.randn(8, requires_grad=True), torch.randn(8)
     out = compile_lite(plain_fn)(x, y)
@@ -411,7 +437,7 @@ def _trains_bitwise_aot_eager():
     return torch.equal(out, expected) and torch.equal(x.grad, ref.grad)
 
 
-def test_compile_under_cprofile_is_not_refused_and_the_profiler_keeps_profiling():
+def test_compile_under_cprofile_is_not_refused_and_the_profiler_keeps_profiling(first_observation):
     """``cProfile`` (a C profile function, held as an object that is not callable) enabled
     around the compile: nothing refused, bits aot_eager's, and the profiler is still the
     thread's profiler afterwards, recording what runs (the observation used to put it back as a
@@ -446,7 +472,7 @@ def test_compile_under_cprofile_still_observes_the_codegen(monkeypatch):
     assert violation.pass_name == qualified(name)
 
 
-def test_compile_under_a_python_profile_function_is_not_refused_and_it_is_put_back():
+def test_compile_under_a_python_profile_function_is_not_refused_and_it_is_put_back(first_observation):
     """A Python ``sys.setprofile`` function (a pure-Python profiler) around the compile: nothing
     refused, bits aot_eager's, the same function is the profile hook afterwards."""
     calls = []
@@ -463,7 +489,7 @@ def test_compile_under_a_python_profile_function_is_not_refused_and_it_is_put_ba
     assert bitwise and no_refusal() and still and calls
 
 
-def test_compile_under_a_python_tracer_is_not_refused_and_does_not_blind_the_guard(monkeypatch):
+def test_compile_under_a_python_tracer_is_not_refused_and_does_not_blind_the_guard(monkeypatch, first_observation):
     """A ``sys.settrace`` tracer with a local trace function (coverage's pure-Python tracer, a
     debugger) around the compile: nothing refused, bits aot_eager's, the tracer still set after;
     and round 5's codegen patch is still refused under it."""
@@ -489,9 +515,9 @@ def test_compile_under_a_python_tracer_is_not_refused_and_does_not_blind_the_gua
     assert violation.pass_name == qualified(name)
 
 
-def test_compile_while_a_signal_driven_sampler_fires_is_not_refused():
+def test_compile_while_a_signal_driven_sampler_fires_is_not_refused(first_observation):
     """A sampling profiler that takes its samples in a Python ``SIGALRM`` handler (scalene's
-    way) firing every 100 us throughout the compile, torch.fx's observed codegen included: the
+    way) firing every 50 us throughout the compile of a long graph, torch.fx's observed codegen included: the
     handler runs between two instructions of whatever runs, not because torch's code called it;
     nothing refused, bits aot_eager's."""
     samples = []
@@ -499,18 +525,29 @@ def test_compile_while_a_signal_driven_sampler_fires_is_not_refused():
     def sample(signum, frame):
         samples.append(frame.f_code.co_filename)
 
+    def long_fn(x, y):  # a long graph: a long observed codegen
+        for _ in range(60):
+            x = (x * y).sin() + 1
+        return x
+
     previous = signal.signal(signal.SIGALRM, sample)
-    signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)
+    signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
     try:
-        bitwise = _trains_bitwise_aot_eager()
+        x, y = torch.randn(8, requires_grad=True), torch.randn(8)
+        out = compile_lite(long_fn)(x, y)
+        out.sum().backward()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    assert bitwise and no_refusal()
+    assert no_refusal()
     assert any("torch/fx" in f for f in samples)  # it sampled torch.fx's code
+    ref = x.detach().clone().requires_grad_()
+    expected = aot_eager(long_fn, ref, y)
+    expected.sum().backward()
+    assert torch.equal(out, expected) and torch.equal(x.grad, ref.grad)
 
 
-def test_compile_in_a_thread_started_under_threading_setprofile_is_not_refused():
+def test_compile_in_a_thread_started_under_threading_setprofile_is_not_refused(first_observation):
     """``threading.setprofile`` (a profiler for every new thread) and a lite compile in a worker
     thread: nothing refused, bits aot_eager's, the thread's profile function put back."""
     calls, result = [], {}
