@@ -240,7 +240,7 @@ def _gen_python_code(self, *args, **kwargs):
 
 @pytest.mark.parametrize("rewrite", [("torch.ops.aten.mul.Tensor(", "torch.ops.aten.add.Tensor("),
                                      ("torch.ops.aten.mul.Tensor(sin, 3)", "torch.ops.aten.mul.Tensor(sin, 4)")],
-                         ids=["call renamed", "constant changed"])
+                         ids=["call_renamed", "constant_changed"])
 def test_codegen_patch_compiled_under_a_torch_fx_loader_key_is_refused(monkeypatch, rewrite):
     """Round 5's codegen patch compiled under the file name of a source torch.fx generated (a key
     of ``graph_module._loader.eval_cache``, as its forwards are): the observation took it for a
@@ -364,7 +364,7 @@ def _write_config_entry():
     entry.user_override.set("fast")  # (the ContextVar __setattr__ writes; config.patch restores it)
 
 
-@pytest.mark.parametrize("write", [_load_config, _write_config_entry], ids=["load_config", "_config entry"])
+@pytest.mark.parametrize("write", [_load_config, _write_config_entry], ids=["load_config", "config_entry"])
 def test_config_written_through_torchs_loaders_while_the_region_lowers_is_refused(lowering_hook, write):
     """``config.load_config`` (a saved config dict loaded back, as a cache or a launcher does)
     or a write to the config module's internal entry (``_config[key].user_override``, past
