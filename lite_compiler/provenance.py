@@ -462,8 +462,7 @@ def run_observed(fn: Any, *args: Any, key: Any = None, **kwargs: Any) -> tuple[A
         if filename.startswith(_OWN_DIR) or (_fx_generated(code) and _fx_compiled_from_source(code)):
             continue  # the guard's own; a module torch.fx generated (checked as the forward)
         module = space.get("__name__", "<unknown>") if isinstance(space, dict) else "<unknown>"
-        in_module = getattr(sys.modules.get(module), "__dict__", None) is space
-        if _trusted_file(filename) and (not _file_in_torch(filename) or in_module):
+        if _trusted_file(filename) and (not _file_in_torch(filename) or _namespace_of_file(space, filename)):
             continue  # (torch's file run in a namespace of its own is not torch's: _trusted_function)
         foreign.append(qualified_name(module, getattr(code, "co_qualname", code.co_name)))
     if key is not None:
@@ -628,9 +627,24 @@ def _trusted_function(fn: Any, method: bool = False) -> bool:
 
 
 def _runs_in_its_module(fn: Any) -> bool:
-    namespace = getattr(fn, "__globals__", None)
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, types.CodeType) and _namespace_of_file(getattr(fn, "__globals__", None), code.co_filename)
+
+
+def _namespace_of_file(namespace: Any, filename: str) -> bool:
+    """Whether ``namespace`` is the namespace of the imported module compiled from ``filename``:
+    code compiled under a torch file's name and run in *another* module's namespace (the user's,
+    or another torch module's) is not that file's code (round 6)."""
     module = sys.modules.get(namespace.get("__name__", "")) if isinstance(namespace, dict) else None
-    return module is not None and getattr(module, "__dict__", None) is namespace
+    if module is None or getattr(module, "__dict__", None) is not namespace:
+        return False
+    home = getattr(module, "__file__", None)
+    return home is not None and _same_file(home, filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 @functools.lru_cache(maxsize=1)

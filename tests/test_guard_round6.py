@@ -263,6 +263,44 @@ def test_codegen_patch_compiled_under_a_torch_fx_loader_key_is_refused(monkeypat
         assert "it ran while torch.fx generated the code of the checked" in violation.reason
 
 
+# ---- code compiled under a torch file's name, run in another module's namespace ------------------
+
+TORCH_NAMED = """
+def cos(x):
+    return f"std::sin({x})"
+
+
+def vec_cos(x):
+    return f"{x}.sin()"
+"""
+
+
+def cos_region(x, w):
+    with lite_compiler.region(id="r"):
+        z = x.cos() * w
+    return z + 1
+
+
+def test_code_compiled_under_a_torch_file_name_into_another_modules_namespace_is_refused(monkeypatch):
+    """``CppOverrides.cos`` / ``CppVecOverrides.cos`` replaced by functions compiled under the
+    file name of Inductor's ``codegen/cpp.py`` and executed in a namespace of another module
+    (here this test module's; any module in ``sys.modules``): the sweep trusted torch's file
+    name with "its module's" namespace, asking only that the namespace be some module's; the
+    region computed sin. The namespace must be that of the module compiled from that file."""
+    import types
+
+    from torch._inductor.codegen import cpp
+
+    space = types.ModuleType(f"{HERE}_torch_named")
+    monkeypatch.setitem(sys.modules, space.__name__, space)
+    exec(compile(TORCH_NAMED, cpp.__file__, "exec"), vars(space))
+    monkeypatch.setattr(cpp.CppOverrides, "cos", staticmethod(space.cos))
+    monkeypatch.setattr(cpp.CppVecOverrides, "cos", staticmethod(space.vec_cos))
+    violation = refused(cos_region, torch.randn(8), torch.randn(8))
+    assert violation.pass_name == "torch._inductor.codegen.cpp:cos"  # (qualified: no torch permission)
+    assert "no registry names this pass" in violation.reason
+
+
 # ---- the run-time path, two calls down ------------------------------------------------------------
 
 def test_function_two_calls_down_in_aot_autograd_run_time_code_is_refused(monkeypatch):
