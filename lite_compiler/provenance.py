@@ -639,7 +639,7 @@ def _namespace_of_file(namespace: Any, filename: str) -> bool:
     if module is None or getattr(module, "__dict__", None) is not namespace:
         return False
     home = getattr(module, "__file__", None)
-    return home is not None and _same_file(home, filename)
+    return home is not None and (home == filename or _same_file(home, filename))
 
 
 @functools.lru_cache(maxsize=4096)
