@@ -518,12 +518,13 @@ def test_compile_under_a_python_profile_function_is_not_refused_and_it_is_put_ba
     def profile(frame, event, arg):
         calls.append(event)
 
+    previous = sys.getprofile()
     sys.setprofile(profile)
     try:
         bitwise = _trains_bitwise_aot_eager()
         still = sys.getprofile() is profile
     finally:
-        sys.setprofile(None)
+        sys.setprofile(previous)
     assert bitwise and no_refusal() and still and calls
 
 
@@ -540,6 +541,7 @@ def test_compile_under_a_python_tracer_is_not_refused_and_does_not_blind_the_gua
     def tracer(frame, event, arg):
         return local
 
+    previous = sys.gettrace()  # (coverage's, when the tests run under it)
     sys.settrace(tracer)
     try:
         bitwise = _trains_bitwise_aot_eager()
@@ -548,7 +550,7 @@ def test_compile_under_a_python_tracer_is_not_refused_and_does_not_blind_the_gua
         violation = refused(plain_fn, torch.randn(8), torch.randn(8))
         still = sys.gettrace() is tracer
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
     assert bitwise and clean and still and lines
     assert violation.pass_name == qualified(name)
 
@@ -598,11 +600,12 @@ def test_compile_in_a_thread_started_under_threading_setprofile_is_not_refused(f
         result["clean"] = no_refusal()
         result["still"] = sys.getprofile() is profile
 
+    previous = threading.getprofile()
     threading.setprofile(profile)
     try:
         worker = threading.Thread(target=work)
         worker.start()
         worker.join(300)
     finally:
-        threading.setprofile(None)
+        threading.setprofile(previous)
     assert result == {"bitwise": True, "clean": True, "still": True} and calls
