@@ -15,28 +15,10 @@ import types
 from typing import Any
 
 from lite_compiler import guard
+from lite_compiler.code_objects import code_differs, code_named
 from lite_compiler.kernel_libraries import check_region_kernels
 from lite_compiler.provenance import (_OWN_DIR, _call_of, _defined_in_torch, _trusted_file, compiled_in_torch,
                                       foreign_identity, run_observed)
-
-
-def _code_differs(ran: types.CodeType, expected: types.CodeType) -> str | None:
-    """Where two code objects differ (instructions, names, constants; nested code too), or None.
-    File names and line numbers are not compared: the same source compiled twice differs there."""
-    for field in ("co_code", "co_names", "co_varnames", "co_freevars", "co_argcount",
-                  "co_kwonlyargcount", "co_flags"):
-        if getattr(ran, field) != getattr(expected, field):
-            return field
-    if len(ran.co_consts) != len(expected.co_consts):
-        return "co_consts"
-    for a, b in zip(ran.co_consts, expected.co_consts):
-        if isinstance(a, types.CodeType) and isinstance(b, types.CodeType):
-            inner = _code_differs(a, b)
-            if inner is not None:
-                return f"{a.co_name}.{inner}"
-        elif type(a) is not type(b) or repr(a) != repr(b):
-            return "co_consts"
-    return None
 
 
 def _forward_code(src: str) -> types.CodeType:
@@ -127,7 +109,7 @@ def check_forward_is_graph_code(gm: Any, compiled: Any, what: str) -> None:
     for forward in _forwards_run(gm, compiled):
         code = getattr(forward, "__code__", None)
         differs = "not a Python function" if not isinstance(code, types.CodeType) \
-            else _code_differs(code, expected)
+            else code_differs(code, expected)
         if differs is None:
             namespace = forward.__globals__
             wrong = [name for name, value in python_code.globals.items() if namespace.get(name) is not value]
@@ -242,19 +224,6 @@ def _source_names_differ(src: str, namespace: dict[str, Any], graph: Any) -> str
     return None
 
 
-def _code_named(module_code: types.CodeType, qualname: str) -> types.CodeType | None:
-    """The code object of ``qualname`` (a function or method) compiled in ``module_code``."""
-    stack = [module_code]
-    while stack:
-        code = stack.pop()
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                if const.co_qualname == qualname:
-                    return const
-                stack.append(const)
-    return None
-
-
 def _foreign_wrapper(runs: Any, function: Any) -> str | None:
     """What a callable standing in for the region module's checked ``call`` runs besides it:
     torch's own wrapper (input realignment, CUDA graphs: a closure compiled in torch) holds that
@@ -304,9 +273,9 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
             " in the cache); remove it"), graph=region_graph)
     function = getattr(call, "__func__", call)
     code = getattr(function, "__code__", None)
-    expected = _code_named(compile(source, path, "exec", dont_inherit=True), code.co_qualname) \
+    expected = code_named(compile(source, path, "exec", dont_inherit=True), code.co_qualname) \
         if isinstance(code, types.CodeType) else None
-    differs = "no such function" if expected is None else _code_differs(code, expected)
+    differs = "no such function" if expected is None else code_differs(code, expected)
     if differs is None and _foreign_wrapper(runs, function) is not None:
         differs = "the callable in its place (not torch's wrapper)"
     if differs is not None:

@@ -22,6 +22,7 @@ import sys
 import types
 from typing import Any
 
+from lite_compiler.code_objects import code_differs, code_named
 from lite_guard.identity import qualified_name
 
 _OWN_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep  # lite_compiler: the guard itself
@@ -326,8 +327,6 @@ def _fx_compiled_from_source(code: types.CodeType) -> bool:
     recorded there: a function compiled under an existing key (``compile(src, key, ...)``) is
     not torch.fx's (round 6). Compiles that source: asked only of such code where it is not
     the forward the hand-over compares anyway."""
-    from lite_compiler.generated_code import _code_differs, _code_named
-
     loader = getattr(sys.modules.get("torch.fx.graph_module"), "_loader", None)
     source = getattr(loader, "eval_cache", {}).get(code.co_filename)
     known = _FX_VERIFIED.get(id(code))
@@ -338,8 +337,8 @@ def _fx_compiled_from_source(code: types.CodeType) -> bool:
     except (TypeError, ValueError, SyntaxError):
         return False
     qualname = getattr(code, "co_qualname", code.co_name)
-    expected = module if qualname == "<module>" else _code_named(module, qualname)
-    verdict = expected is not None and _code_differs(code, expected) is None
+    expected = module if qualname == "<module>" else code_named(module, qualname)
+    verdict = expected is not None and code_differs(code, expected) is None
     if len(_FX_VERIFIED) > 1024:
         _FX_VERIFIED.clear()
     _FX_VERIFIED[id(code)] = (code, source, verdict)  # (held: the id is never recycled)
