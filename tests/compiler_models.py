@@ -205,3 +205,30 @@ def refused_by_lite(fn: Callable[..., Any], *args: Any) -> Any:
     with pytest.raises(lite_compiler.LitePassViolation) as err:
         compile_lite(fn)(*args)
     return err.value
+
+
+def lowering_hook_op(qualname: str) -> tuple[Any, list[Callable[[], None]], Callable[..., Any]]:
+    """A custom op ``qualname`` computing ``x * 2`` whose fake kernel runs each callable of the
+    returned list while Inductor lowers a region holding the op (``V.graph`` is a
+    ``GraphLowering``): how the guard's red-team tests run code inside a region's lowering.
+    Returns (the op, the list, the fake kernel, to put back after replacing it)."""
+    hooks: list[Callable[[], None]] = []
+
+    @torch.library.custom_op(qualname, mutates_args=())
+    def op(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def fake(x: torch.Tensor) -> torch.Tensor:
+        from torch._inductor.virtualized import V
+
+        try:
+            lowering = type(V.graph).__name__ == "GraphLowering"
+        except (AttributeError, AssertionError):
+            lowering = False
+        if lowering:
+            for act in hooks:
+                act()
+        return torch.empty_like(x)
+
+    op.register_fake(fake)
+    return op, hooks, fake

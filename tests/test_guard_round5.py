@@ -15,6 +15,7 @@ import torch
 import lite_compiler
 from compiler_models import aot_eager_result as aot_eager
 from compiler_models import compile_lite
+from compiler_models import lowering_hook_op
 from compiler_models import refused_by_lite as refused
 
 aten = torch.ops.aten
@@ -224,26 +225,8 @@ def test_a_backward_graph_with_dynamic_shapes_trains_bitwise_aot_eager_with_noth
 
 # ---- config_drift: torch's process-wide config changed while a lite compile runs -----------------
 
-@torch.library.custom_op("lite_guard_r5::scale", mutates_args=())
-def scale(x: torch.Tensor) -> torch.Tensor:
-    return x * 2
-
-
-LOWERING_HOOK = []  # what the fake kernel does when Inductor runs it to lower a region
-
-
-@scale.register_fake
-def _(x):
-    from torch._inductor.virtualized import V
-
-    try:
-        lowering = type(V.graph).__name__ == "GraphLowering"
-    except (AttributeError, AssertionError):
-        lowering = False
-    if lowering:
-        for act in LOWERING_HOOK:
-            act()
-    return torch.empty_like(x)
+# What the fake kernel does when Inductor runs it to lower a region (compiler_models).
+scale, LOWERING_HOOK, scale_fake = lowering_hook_op("lite_guard_r5::scale")
 
 
 def op_region_fn(x, w):
@@ -376,7 +359,7 @@ def test_functorch_setting_changed_while_aot_autograd_traces_is_refused():
         with torch._functorch.config.patch(activation_memory_budget=1.0):
             violation = refused(fn, x, w)
     finally:
-        scale.register_fake(_)
+        scale.register_fake(scale_fake)
     assert RAN == ["flip"]
     assert violation.kind == "effect" and violation.stage == "aot"
     assert ("torch._functorch.config.activation_memory_budget is 0.5 when the joint graph reached"

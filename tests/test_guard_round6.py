@@ -17,6 +17,7 @@ import torch
 import lite_compiler
 from compiler_models import aot_eager_result as aot_eager
 from compiler_models import compile_lite
+from compiler_models import lowering_hook_op
 from compiler_models import refused_by_lite as refused
 
 aten = torch.ops.aten
@@ -354,26 +355,8 @@ def test_run_time_wrapper_compiled_under_aot_autograds_codegen_file_name_is_refu
 
 # ---- held: config written through torch's own loaders while the region lowers -------------------
 
-@torch.library.custom_op("lite_guard_r6::scale", mutates_args=())
-def scale(x: torch.Tensor) -> torch.Tensor:
-    return x * 2
-
-
-LOWERING_HOOK = []  # what the fake kernel does when Inductor runs it to lower a region
-
-
-@scale.register_fake
-def _(x):
-    from torch._inductor.virtualized import V
-
-    try:
-        lowering = type(V.graph).__name__ == "GraphLowering"
-    except (AttributeError, AssertionError):
-        lowering = False
-    if lowering:
-        for act in LOWERING_HOOK:
-            act()
-    return torch.empty_like(x)
+# What the fake kernel does when Inductor runs it to lower a region (compiler_models).
+scale, LOWERING_HOOK, scale_fake = lowering_hook_op("lite_guard_r6::scale")
 
 
 def op_region_fn(x, w):
