@@ -109,11 +109,18 @@ def measure(name: str, build, iters: int) -> dict:
         step(fn, x)
         host.append((time.perf_counter() - begin) * 1e3)  # no sync: the host's own time
     torch.cuda.synchronize()
+    began = time.perf_counter()  # back to back, one sync at the end: a training loop's pace
+    for _ in range(iters):
+        x.grad = None
+        step(fn, x)
+    torch.cuda.synchronize()
+    loop_ms = (time.perf_counter() - began) * 1e3 / iters
     # first_call_s includes package_import_s (the clock starts before the import).
     row = {"variant": name, "first_call_s": round(first_call, 3),
            "package_import_s": round(package_import, 3),
            "step_ms": round(statistics.median(times), 4),
            "host_ms": round(statistics.median(host), 4),
+           "loop_ms": round(loop_ms, 4),
            "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
     if PROFILE:
         row["host_profile"] = host_profile(fn, x)
@@ -148,11 +155,17 @@ def host_profile(fn, x, steps: int = 100, top: int = 25) -> dict:
         torch.cuda.synchronize()
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     names: dict[str, int] = {}
+    busy: dict[str, float] = {}  # GPU time per kernel name, microseconds over the 10 steps
     for event in kernels:
         names[event.name[:80]] = names.get(event.name[:80], 0) + 1
+        busy[event.name[:80]] = busy.get(event.name[:80], 0.0) + event.time_range.elapsed_us()
+    span = (max(e.time_range.end for e in kernels) - min(e.time_range.start for e in kernels)) if kernels else 0
     return {"python_calls_per_step": round(sum(v[1] for v in stats.values()) / steps, 1),
             "top_own_time": functions, "kernels_per_step": len(kernels) / 10,
-            "kernel_names": {name: count / 10 for name, count in sorted(names.items(), key=lambda i: -i[1])}}
+            "kernel_us_per_step": round(sum(busy.values()) / 10, 1),
+            "gpu_span_us_per_step": round(span / 10, 1),  # first kernel's start to last's end
+            "kernel_names": {name: count / 10 for name, count in sorted(names.items(), key=lambda i: -i[1])},
+            "kernel_us": {name: round(us / 10, 1) for name, us in sorted(busy.items(), key=lambda i: -i[1])}}
 
 
 def bitwise_unannotated() -> bool:
