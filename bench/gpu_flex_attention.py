@@ -21,10 +21,14 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.fx.traceback as fx_traceback
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
+from bench.steady_cpu import pin_to_one_cpu  # noqa: E402
 
 # lite_compiler is NOT imported here: a variant that does not use it must not pay for (or be
 # warmed up by) its import, and ours imports it inside its first-call clock (measure()).
@@ -88,6 +92,7 @@ def measure(name: str, build, iters: int) -> dict:
     step(fn, x)
     torch.cuda.synchronize()
     first_call = time.perf_counter() - started
+    cpu = pin_to_one_cpu()  # after the compile: every variant's steady state on the same core
     for _ in range(5):
         x.grad = None
         step(fn, x)
@@ -120,7 +125,7 @@ def measure(name: str, build, iters: int) -> dict:
            "package_import_s": round(package_import, 3),
            "step_ms": round(statistics.median(times), 4),
            "host_ms": round(statistics.median(host), 4),
-           "loop_ms": round(loop_ms, 4),
+           "loop_ms": round(loop_ms, 4), "cpu": cpu,
            "peak_mem_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
     if PROFILE:
         row["host_profile"] = host_profile(fn, x)

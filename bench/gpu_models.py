@@ -52,6 +52,9 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
+from bench.steady_cpu import pin_to_one_cpu  # noqa: E402
+
 VARIANTS = ("eager", "aot_eager", "inductor", "cudagraphs_backend", "upstream_lite", "ours",
             "ours_cudagraphs", "ours_regions", "ours_regions_cudagraphs", "ours_layers",
             "ours_layers_cudagraphs", "ours_model_cudagraphs", "ours_fused", "ours_fused_cudagraphs",
@@ -222,6 +225,7 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
     # Everything from before `import torch` to the end of the first step (imports, model build and
     # compile included): the same work for every variant, whoever imports Dynamo first.
     from_process_start = time.perf_counter() - _T0
+    cpu = pin_to_one_cpu()  # after the compile: every variant's steady state on the same core
     for _ in range(5):
         model.zero_grad(set_to_none=True)
         mark()
@@ -246,6 +250,7 @@ def worker(model_name: str, variant: str, iters: int) -> dict:
             times.append((time.perf_counter() - host_begin) * 1e3)
     row = {"model": model_name, "variant": variant, "step_ms": round(statistics.median(times), 3),
            "step_ms_min": round(min(times), 3), "host_ms": round(statistics.median(host_times), 3),
+           "cpu": cpu,
            "first_call_s": round(first_call, 3),
            "package_import_s": round(package_import, 3),
            "first_call_incl_import_s": round(first_call + package_import, 3),

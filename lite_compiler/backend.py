@@ -230,7 +230,7 @@ class LiteCompiler:
         if self.cudagraphs:
             from lite_compiler.cudagraphs import CudaGraphs
 
-            self.graphs = CudaGraphs(self.ledger, gm, num_dynamo_inputs=len(example_inputs))
+            self.graphs = CudaGraphs(self.ledger, num_dynamo_inputs=len(example_inputs))
         with self.active(f"{self.frame}/dynamo"):
             report_compile_callbacks()  # Dynamo's, from outside torch: ledger rows (provenance.py)
             torch_called = self._torch_called_custom_passes()

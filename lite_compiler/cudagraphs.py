@@ -9,8 +9,9 @@ lite step pays at GPU sizes where training is launch-bound.
 Capture uses PyTorch's own cudagraph trees (``torch._inductor.cudagraph_trees.cudagraphify_impl``),
 the mechanism default Inductor's ``mode="reduce-overhead"`` and Dynamo's ``cudagraphs`` backend use
 (torch/_dynamo/backends/cudagraphs.py, which this follows): one memory pool per device shared by
-forward and backward, parameters, buffers and tensors read from module globals as static inputs
-(re-recorded if their address changes, never copied), other inputs copied into the pool. A graph that cannot be captured
+forward and backward, parameters and buffers as static inputs (re-recorded if their address
+changes, never copied), other CUDA inputs read in place while they stay at their address, then
+copied into the pool (``in_place_inputs``). A graph that cannot be captured
 (CPU tensors, dynamic shapes, an op that cannot be captured, an in-place update of a non-static
 input) runs as it would without the switch; the ledger and a ``CudaGraphsSkipped`` warning say why.
 One Dynamo frame is captured whole or not at all: when its forward is skipped, so is its backward.
@@ -133,82 +134,13 @@ def skip_reason(gm: torch.fx.GraphModule, static: Sequence[int]) -> str | None:
 
 # ---- capture -----------------------------------------------------------------------------------
 
-def global_dynamo_inputs(dynamo_gm: torch.fx.GraphModule) -> list[tuple[int, torch.Tensor]]:
-    """Dynamo's inputs read from a module global (a flex-attention block mask, a lookup table)
-    that need no gradient: (position, example value). The same tensor comes back at every call,
-    so a replay can read it where it lives instead of copying it into the graph's pool (a
-    ``Memcpy`` per tensor per replay). Reading in place gives the same values as the copy; if the
-    global is rebound to another tensor, cudagraph trees see the new address at the replay's
-    invariant check and record again, as they do for parameters."""
-    from torch._dynamo.source import is_from_global_source
-
-    found = []
-    for position, node in enumerate(dynamo_gm.graph.find_nodes(op="placeholder")):
-        source = getattr(node, "_dynamo_source", None)
-        value = node.meta.get("example_value")
-        if (source is not None and is_from_global_source(source) and isinstance(value, torch.Tensor)
-                and type(value) in (torch.Tensor, torch._subclasses.FakeTensor) and not value.requires_grad):
-            found.append((position, value))
-    return found
-
-
-def _same_layout(a: Any, b: torch.Tensor) -> bool:
-    return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
-            and a.stride() == b.stride() and a.device == b.device)
-
-
-def _static_forward_inputs(num_dynamo_inputs: int, example_inputs: Sequence[Any],
-                           global_inputs: Sequence[tuple[int, torch.Tensor]] = ()) -> tuple[list[int], list[int]]:
-    """(static inputs, those of them read from globals). Static: parameters and buffers,
-    AOTAutograd's static input indices (what Inductor uses), else the inputs AOTAutograd added in
-    front of Dynamo's (lifted parameters); plus Dynamo's inputs read from globals
-    (``global_dynamo_inputs``) where the forward's input at the same place from the end has the
-    same layout (AOTAutograd adds its own inputs in front: lifted parameters, effect tokens)."""
-    num_inputs = len(example_inputs)
+def _static_forward_inputs(num_dynamo_inputs: int, example_inputs: Sequence[Any]) -> list[int]:
+    """Parameters and buffers: AOTAutograd's static input indices (what Inductor uses), else the
+    inputs AOTAutograd added in front of Dynamo's (lifted parameters)."""
     context = torch._guards.TracingContext.try_get()
     if context is not None and context.fw_metadata is not None:
-        static = list(context.fw_metadata.static_input_indices)
-    else:
-        static = list(range(max(0, num_inputs - num_dynamo_inputs)))
-    offset = num_inputs - num_dynamo_inputs
-    from_globals = []
-    for position, value in global_inputs:
-        index = offset + position
-        if offset >= 0 and index not in static and _same_layout(example_inputs[index], value):
-            from_globals.append(index)
-    return sorted(static + from_globals), from_globals
-
-
-# A global read in place whose tensor is replaced this many times is copied from then on: each
-# replacement records the graph again, which pays off for a mask swapped now and then, not for
-# one rebuilt at every step.
-GLOBAL_REBINDS_BEFORE_COPYING = 2
-
-
-class _GlobalInputsWatch:
-    """A forward replay that reads some globals in place (``from_globals``), until one of them
-    has been replaced by another tensor more than ``GLOBAL_REBINDS_BEFORE_COPYING`` times; then
-    ``copying()`` gives a replay that copies them like any other input, and a ledger row says so."""
-
-    def __init__(self, replay: Callable[..., Any], from_globals: list[int],
-                 copying: Callable[[], Callable[..., Any]], on_switch: Callable[[str], None]):
-        self.replay, self.from_globals, self.copying, self.on_switch = replay, from_globals, copying, on_switch
-        self.addresses: list[int] | None = None
-        self.rebinds = 0
-        self._boxed_call = True
-
-    def __call__(self, inputs: list[Any]) -> Any:
-        if self.from_globals:
-            addresses = [inputs[i].data_ptr() for i in self.from_globals]
-            if self.addresses is not None and addresses != self.addresses:
-                self.rebinds += 1
-                if self.rebinds > GLOBAL_REBINDS_BEFORE_COPYING:
-                    self.from_globals = []
-                    self.replay = self.copying()
-                    self.on_switch(f"inputs read from globals were replaced {self.rebinds} times:"
-                                   " copied into the graph's pool from now on, like other inputs")
-            self.addresses = addresses
-        return self.replay(inputs)
+        return sorted(context.fw_metadata.static_input_indices)
+    return list(range(max(0, len(example_inputs) - num_dynamo_inputs)))
 
 
 def _static_backward_inputs(gm: torch.fx.GraphModule) -> list[int]:
@@ -219,13 +151,57 @@ def _static_backward_inputs(gm: torch.fx.GraphModule) -> list[int]:
     return list(range(count_tangents(gm)))
 
 
+def in_place_inputs(example_inputs: Sequence[Any], static: Sequence[int]) -> list[int]:
+    """The other tensor inputs (a batch, a flex-attention mask read from a global, a backward's
+    tangents): read where they live while they stay there, instead of copied into the graph's
+    pool before every replay (a ``_foreach_copy_`` launch and a device copy per replay). The
+    kernels read the caller's tensor at the address they were recorded with; cudagraph trees
+    check that address at every replay and record again where it changed, so a replay never
+    reads a stale tensor. No input left here is updated in place (``mutation_reason``)."""
+    kept = set(static)  # (a CPU scalar stays copied: its value is baked into the capture)
+    return [i for i, value in enumerate(example_inputs)
+            if i not in kept and isinstance(value, torch.Tensor) and value.is_cuda]
+
+
+# An input read in place whose tensor moves to another address this many times is copied from
+# then on: each move records the graph again, which pays off for a batch or mask that stays put
+# (the caching allocator usually hands a step's tensor the last step's block), not for one that
+# moves at every step.
+REBINDS_BEFORE_COPYING = 2
+
+
+class _InPlaceInputsWatch:
+    """A replay that reads some inputs in place (``in_place``), until their addresses have moved
+    more than ``REBINDS_BEFORE_COPYING`` times; then ``copying()`` gives a replay that copies
+    them like cudagraph trees copy any non-static input, and a ledger row says so."""
+
+    def __init__(self, replay: Callable[..., Any], in_place: list[int],
+                 copying: Callable[[], Callable[..., Any]], on_switch: Callable[[str], None]):
+        self.replay, self.in_place, self.copying, self.on_switch = replay, in_place, copying, on_switch
+        self.addresses: list[int] | None = None
+        self.rebinds = 0
+        self._boxed_call = True
+
+    def __call__(self, inputs: list[Any]) -> Any:
+        if self.in_place:
+            addresses = [inputs[i].data_ptr() for i in self.in_place]
+            if self.addresses is not None and addresses != self.addresses:
+                self.rebinds += 1
+                if self.rebinds > REBINDS_BEFORE_COPYING:
+                    self.in_place = []
+                    self.replay = self.copying()
+                    self.on_switch(f"inputs read in place moved to another address {self.rebinds}"
+                                   " times: copied into the graph's pool from now on")
+            self.addresses = addresses
+        return self.replay(inputs)
+
+
 class CudaGraphs:
     """The CUDA-graph state of one Dynamo frame, shared by its forward and backward compiles."""
 
-    def __init__(self, ledger: Ledger, dynamo_gm: torch.fx.GraphModule, num_dynamo_inputs: int):
+    def __init__(self, ledger: Ledger, num_dynamo_inputs: int):
         self.ledger = ledger
         self.num_dynamo_inputs = num_dynamo_inputs
-        self.global_inputs = global_dynamo_inputs(dynamo_gm)
         self.forward_captured = True  # a skipped forward skips its backward too
         self.device_index: int | None = None
 
@@ -243,12 +219,8 @@ class CudaGraphs:
         if is_backward and not self.forward_captured:
             self._record(graph, False, "its forward graph runs without CUDA graphs")
             return self._backward_without_graph(compiled)
-        from_globals: list[int] = []
-        if is_backward:
-            static = _static_backward_inputs(gm)
-        else:
-            static, from_globals = _static_forward_inputs(self.num_dynamo_inputs, example_inputs,
-                                                          self.global_inputs)
+        static = (_static_backward_inputs(gm) if is_backward
+                  else _static_forward_inputs(self.num_dynamo_inputs, example_inputs))
         reason = skip_reason(gm, static)
         if reason is not None:
             if is_backward:
@@ -257,16 +229,16 @@ class CudaGraphs:
             self.forward_captured = False
             self._record(graph, False, reason)
             return compiled
-        replay = self._replay(kind, gm, example_inputs, compiled, static)
+        in_place = in_place_inputs(example_inputs, static)
+        replay = self._replay(kind, gm, example_inputs, compiled, sorted([*static, *in_place]))
         self._record(graph, True, f"replayed as a CUDA graph (cudagraph trees, device"
-                                  f" {self.device_index}, {len(static)} static inputs"
-                                  f"{f', {len(from_globals)} of them read from globals' if from_globals else ''})")
-        if not from_globals:
+                                  f" {self.device_index}, {len(static)} static inputs,"
+                                  f" {len(in_place)} read in place)")
+        if not in_place:
             return replay
-        copied = [i for i in static if i not in from_globals]
-        return _GlobalInputsWatch(
-            replay, from_globals,
-            copying=lambda: self._replay(kind, gm, example_inputs, compiled, copied),
+        return _InPlaceInputsWatch(
+            replay, in_place,
+            copying=lambda: self._replay(kind, gm, example_inputs, compiled, static),
             on_switch=lambda why: self._record(graph, True, why))
 
     def _replay(self, kind: str, gm: torch.fx.GraphModule, example_inputs: list[Any],

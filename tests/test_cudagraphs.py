@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import lite_compiler
-from lite_compiler.cudagraphs import CudaGraphsSkipped, dynamic_shape_reason, global_dynamo_inputs, op_reason
+from lite_compiler.cudagraphs import CudaGraphsSkipped, dynamic_shape_reason, in_place_inputs, op_reason
 
 
 def _mlp(x, w1, w2):
@@ -118,19 +118,16 @@ def _reads_a_table(x, w):
     return ((x @ w) * TABLE).sum()
 
 
-def test_tensors_read_from_globals_without_grad_are_found_in_dynamos_graph():
-    """What a replay reads in place instead of copying: Dynamo's input from a module global,
-    not the function's arguments, not a global that needs a gradient."""
-    seen = []
+def test_the_other_cuda_inputs_are_read_in_place_not_static_ones_cpu_scalars_or_ints():
+    """What a replay reads where it lives instead of copying into the graph's pool: every CUDA
+    tensor input that is not already static; a CPU scalar stays copied (the capture bakes its
+    value in), an int is not a tensor. Fake CUDA tensors: the choice needs no device."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
 
-    def backend(gm, example_inputs):
-        names = [n.name for n in gm.graph.find_nodes(op="placeholder")]
-        seen.extend((names[position], tuple(value.shape)) for position, value in global_dynamo_inputs(gm))
-        return gm.forward
-
-    torch._dynamo.reset()
-    torch.compile(_reads_a_global, backend=backend)(torch.randn(3, 4), torch.randn(4, 8, requires_grad=True))
-    assert seen == [("g_table_", (8,))]
+    with FakeTensorMode():
+        param, batch, mask = (torch.empty(4, device="cuda") for _ in range(3))
+        scalar = torch.tensor(2.0)
+    assert in_place_inputs([param, batch, scalar, 7, mask], static=[0]) == [1, 4]
 
 
 # ---- GPU -------------------------------------------------------------------------------------
@@ -233,7 +230,8 @@ def test_a_global_tensor_is_a_static_input_and_rebinding_it_records_again_bitwis
         graphed = torch.compile(_reads_a_table, backend="lite", options={"cudagraphs": True})
         ours = _train(graphed, inputs, steps=3)
         rows = _cudagraph_rows()
-        assert rows["fw"].allowed and "1 static inputs" in rows["fw"].reason, rows["fw"].reason
+        assert rows["fw"].allowed and rows["fw"].reason.endswith("0 static inputs, 3 read in place)"), \
+            rows["fw"].reason
         TABLE = first * 2  # another tensor at another address: recorded again, not read stale
         ours += _train(graphed, inputs, steps=2)
         torch._dynamo.reset()
@@ -267,10 +265,63 @@ def test_a_global_replaced_at_every_step_is_copied_after_two_replacements_bitwis
         ours = run(torch.compile(_reads_a_table, backend="lite", options={"cudagraphs": True}))
         ledger = lite_compiler.last_ledger("lite")
         reasons = [e.reason for e in ledger.entries if e.kind == "cudagraphs" and e.graph.endswith("/fw")]
-        assert reasons[0].endswith("1 static inputs, 1 of them read from globals)"), reasons
-        assert reasons[1:] == ["inputs read from globals were replaced 3 times: copied into the graph's"
-                               " pool from now on, like other inputs"], reasons
+        assert reasons[0].endswith("0 static inputs, 3 read in place)"), reasons
+        assert reasons[1:] == ["inputs read in place moved to another address 3 times: copied into"
+                               " the graph's pool from now on"], reasons
         torch._dynamo.reset()
         _assert_bitwise(ours, run(torch.compile(_reads_a_table, backend="aot_eager")))
     finally:
         TABLE = saved
+
+
+def _replay_copy_kernels(fn, inputs) -> list[str]:
+    """Device copies one training step launches (cudagraph trees' ``_foreach_copy_`` of inputs
+    into the graph's pool, a plain device-to-device copy), found by the profiler."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        _train(fn, inputs)
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+            and ("multi_tensor_apply" in e.name or "Memcpy" in e.name or "copy" in e.name.lower())]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_inputs_and_tangents_at_a_stable_address_are_read_in_place_without_copies_bitwise():
+    """A batch that stays where it is and the backward's tangent are read where they live: a
+    replay launches no copy into the graph's pool, and the steps stay bitwise aot_eager's."""
+    torch._dynamo.reset()
+    inputs = _inputs("cuda", seed=5)
+    graphed = torch.compile(_mlp, backend="lite", options={"cudagraphs": True})
+    ours = _train(graphed, inputs, steps=3)  # warm-up and recording
+    rows = _cudagraph_rows()
+    assert rows["fw"].reason.endswith("0 static inputs, 3 read in place)"), rows["fw"].reason
+    assert rows["bw"].reason.endswith("read in place)") and " 0 read in place" not in rows["bw"].reason, \
+        rows["bw"].reason
+    assert _replay_copy_kernels(graphed, inputs) == []
+    ours += _train(graphed, inputs, steps=2)  # replays after the profiled one
+    torch._dynamo.reset()
+    _assert_bitwise(ours, _train(torch.compile(_mlp, backend="aot_eager"), _inputs("cuda", seed=5), steps=5))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_new_batch_at_a_new_address_every_step_is_never_read_stale_bitwise():
+    """Every step's batch a new tensor, each kept alive (so each lives at another address): the
+    graph records again for the first moves, then copies the batch; every step computes on its own
+    batch, bitwise aot_eager's."""
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    w1 = torch.randn(32, 64, device="cuda", generator=gen, requires_grad=True)
+    w2 = torch.randn(64, 8, device="cuda", generator=gen, requires_grad=True)
+    batches = [torch.randn(16, 32, device="cuda", generator=gen) for _ in range(6)]
+
+    def run(fn):
+        return [step for batch in batches for step in _train(fn, (batch, w1, w2))]
+
+    torch._dynamo.reset()
+    ours = run(torch.compile(_mlp, backend="lite", options={"cudagraphs": True}))
+    ledger = lite_compiler.last_ledger("lite")
+    reasons = [e.reason for e in ledger.entries if e.kind == "cudagraphs" and e.graph.endswith("/fw")]
+    assert reasons[1:] == ["inputs read in place moved to another address 3 times: copied into"
+                           " the graph's pool from now on"], reasons
+    torch._dynamo.reset()
+    _assert_bitwise(ours, run(torch.compile(_mlp, backend="aot_eager")))
