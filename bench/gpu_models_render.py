@@ -221,7 +221,7 @@ def markdown(report: dict, flex: dict | None = None) -> str:
            "Each variant is a fresh process with empty Inductor/Triton caches; its clock starts before"
            " `import torch`; the package under test (`lite_compiler`) is imported after that and its import"
            f" time is its own column. Step = forward + loss + backward, median of {report['iters']} CUDA-event"
-           " timed steps after 5 warm-ups (min in brackets). Timing runs use"
+           f" timed steps after 5 warm-ups (min in brackets).{_pinning(report)} Timing runs use"
            f" `{report.get('deterministic_timing')}`; the bitwise check uses `{report.get('deterministic_check')}`"
            " (strict); every process has `CUBLAS_WORKSPACE_CONFIG=:4096:8`. Regions are put on with"
            " `lite_compiler.module_regions` (no edit of the model): *regions (RMSNorm, MLP)* = every"
@@ -231,10 +231,13 @@ def markdown(report: dict, flex: dict | None = None) -> str:
            "",
            *_model_tables(report)]
     out += ["**Bitwise check** (strict determinism; three training steps from the same weights and inputs in"
-            " one process; output, loss and every parameter's grad, `torch.equal` against aot_eager):", "",
-            "| model | tensors per step | ours | ours + CUDA graphs | ours + bitwise fusion + CUDA graphs"
-            " | Dynamo `cudagraphs` backend |",
-            "|---|---|---|---|---|---|"]
+            " one process; output, loss and every parameter's grad, `torch.equal` against aot_eager):", ""]
+    if not report["checks"]:
+        out.append("Not run in this call (`--no-check`); the newest check is in the runs below.")
+    else:
+        out += ["| model | tensors per step | ours | ours + CUDA graphs | ours + bitwise fusion + CUDA graphs"
+                " | Dynamo `cudagraphs` backend |",
+                "|---|---|---|---|---|---|"]
     for c in report["checks"]:
         if "error" in c:
             out.append(f"| {c['model']} | **failed**: {c['error'][:160]} | | | | |")
@@ -310,7 +313,8 @@ def markdown_runs(loaded: list[dict]) -> str:
         measured = ", ".join(m for m in MODELS if any(r["model"] == m for r in later["rows"]))
         out += ["", f"### Another run: {measured} (code {later['commit']}{_note(later)})", "",
                 f"`{later.get('command', '')}`. Same harness; default Inductor measured again in this run,"
-                " so the ratios below are within the run.", "", *_model_tables(later), *_goals(later)]
+                " so the ratios below are within the run." + _pinning(later), "", *_model_tables(later),
+                *_goals(later)]
         for model in MODELS:
             lines = _kernels(later, model)
             if lines:
@@ -327,11 +331,21 @@ def markdown_runs(loaded: list[dict]) -> str:
                 f"`{report.get('command', 'python bench/gpu_flex_attention.py')}`."
                 " sin -> flex_attention(score_mod, block mask) -> cos, bf16, 1 x 1 x 768 x 64, forward +"
                 " backward, median of 50; each variant a fresh process with empty caches; ours and upstream"
-                " lite compile flex_attention as a region, default mode compiles everything.", "", *_flex(report)]
+                " lite compile flex_attention as a region, default mode compiles everything."
+                + _pinning(report), "", *_flex(report)]
     for rows in breaks:
         out += ["", f"### Does `module_regions` break the Dynamo graph? (torch {rows[0].get('torch', '')},"
                 " `bench/gpu_graph_breaks.py`, tiny sizes, `torch._dynamo.explain`)", "", *_breaks(rows)]
     return "\n".join(out)
+
+
+def _pinning(report: dict) -> str:
+    """Where the timed steps ran: pinned to one core (bench/steady_cpu.py) or wherever the
+    scheduler put them (runs before it, whose rows have no "cpu")."""
+    cpus = {r.get("cpu") for r in report.get("rows", []) if "step_ms" in r}
+    if not cpus or None in cpus:
+        return " Steady state not pinned to a core."
+    return f" Steady state pinned to core {', '.join(map(str, sorted(cpus)))} after each first call."
 
 
 def _note(report: dict) -> str:
