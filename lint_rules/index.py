@@ -337,6 +337,17 @@ class Vocabulary:
                          if role == "compiler_argument" and arg)
 
     @functools.cached_property
+    def compiler_positions(self) -> dict[str, frozenset[int]]:
+        """The positions a compiler is given at, by the callable's last name
+        (``optimize`` -> {0}): as ``compiler_keywords``, for a compiler handed by position."""
+        found: dict[str, set[int]] = {}
+        for name, rows in self.arguments.items():
+            for role, _, position, _ in rows:
+                if role == "compiler_argument" and position is not None and position >= 0:
+                    found.setdefault(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1], set()).add(position)
+        return {name: frozenset(at) for name, at in found.items()}
+
+    @functools.cached_property
     def short_names(self) -> frozenset[str]:
         """Last name of every observer / pattern-pass callable: calls to these are recorded."""
         return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
@@ -996,7 +1007,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
         extractor.graph_handoffs()
     if extractor.outside_torch:
         called: set[str] = set()
-        handed = _handed(tree, vocab.compiler_keywords, called)
+        handed = _handed(tree, vocab.compiler_keywords, called, vocab.compiler_positions)
         if handed:
             extractor.summary["handed"] = handed
         if called:  # a graph function called here is a step of what calls it (LG001)
@@ -1105,7 +1116,8 @@ def _pass_lists(tree: ast.Module) -> list[list]:
 
 
 def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
-            called: set[str] | None = None) -> dict[str, list[str]]:
+            called: set[str] | None = None,
+            positions: dict[str, frozenset[int]] | None = None) -> dict[str, list[str]]:
     """Names a file uses as values, not calls: call arguments, elements of list / tuple / set
     displays, dict values, decorators (``f`` in ``register(f)``, ``[f, g]``, ``{"x": f}``,
     ``partial(f)``, ``@register``), by their last part -> the dotted texts. A graph function
@@ -1130,7 +1142,11 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
         if isinstance(node, ast.Call):
             if called is not None and isinstance(node.func, (ast.Name, ast.Attribute)):
                 called.add(_last(node.func))  # the names called, for ``called``
-            values = [*node.args, *(k.value for k in node.keywords if k.arg not in compilers)]
+            # ... and what it takes by position (``torch._dynamo.optimize(compiler)``,
+            # ``register_backend(compiler)``)
+            at = (positions or {}).get(_last(node.func), frozenset())
+            values = [*(a for i, a in enumerate(node.args) if i not in at),
+                      *(k.value for k in node.keywords if k.arg not in compilers)]
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)) and id(node) not in compared:
             values = node.elts
         elif isinstance(node, ast.Dict):
