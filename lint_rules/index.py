@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 22  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 23  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -1080,6 +1080,18 @@ def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     return found + others[:16] if len(callees) >= 2 else []
 
 
+def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Does this function do something (more than ``pass``, a docstring, ``...``) without ever
+    naming its parameter ``param``? (MQBench's ``deploy_qparams_nnie(model: GraphModule,
+    onnx_model_path, ...)``, registered to be handed the model, works on an ONNX file.)"""
+    body = [s for s in node.body if not isinstance(s, ast.Pass) and not (
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body:
+        return False
+    return not any(isinstance(inner, ast.Name) and inner.id == param
+                   for statement in body for inner in ast.walk(statement))
+
+
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does this function, or one defined in it, return one of its own parameters unchanged?
     A decorator that does (``def register(f): PASSES.append(f); return f``) keeps the function
@@ -1404,6 +1416,14 @@ class _Extractor(ast.NodeVisitor):
             self._bind(node.name, ["func", qualname])
             if not self.scopes and self.outside_torch:
                 self._graph_function(node)
+            elif self.outside_torch and self.vocab.graph_mutators and self.scopes[-1][0] == "function":
+                # a closure: a compiler its factory builds (torch-mlir's wrapper_backend, given
+                # to aot_autograd(fw_compiler=...)); what it does with its graph, for LG001's
+                # compiled rewrites
+                params = [*node.args.posonlyargs, *node.args.args]
+                effects = self._graph_effects(node, params) if params else None
+                if effects is not None:
+                    self.summary.setdefault("graph_effects", {})[qualname] = effects
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and not self.light \
                     and _last(decorator.func) in self.vocab.registrations and (
@@ -1525,7 +1545,7 @@ class _Extractor(ast.NodeVisitor):
                                                self.summary["imports"])
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]],
-                [rewrite, [self.expr(c) for c in callees]]]
+                [rewrite, [self.expr(c) for c in callees]], _ignores_parameter(node, params[0].arg)]
         elif self.rewrites:  # a helper a graph function may hand its graph to (any position)
             rewrite = _graph_rewrites(node, "", self.vocab)[0]
             if rewrite:
@@ -3358,7 +3378,7 @@ class Index:
             names.update((info or {}).get("abstract", ()))
         return frozenset(names)
 
-    def is_concrete(self, module: str, qualname: str) -> bool:
+    def is_concrete(self, module: str, qualname: str, called: bool = True) -> bool:
         """A usable pass: no abstract method left unimplemented, and its ``__call__`` (own or
         inherited) is not abstract. A family of passes that is not called (Inductor's group/batch
         fusions: ``match`` and ``fuse``) is concrete once its abstract methods are implemented.
@@ -3385,7 +3405,9 @@ class Index:
                     decided.setdefault(name, False)
         if any(decided.values()):
             return False
-        return "__call__" in decided or declared_abstract
+        # ``called=False``: a class a registry of the tree keeps, whose runner calls the method
+        # that rewrites (MQBench's quantizer ``prepare``), not ``__call__``
+        return "__call__" in decided or declared_abstract or not called
 
     def _overridden_below(self, module: str, qualname: str, method: str) -> bool:
         """Does a class of the tree deriving from this one define ``method`` (a method or a class

@@ -328,7 +328,11 @@ class _Check:
                     for target in defined:
                         if key == (real_module(target[0]), target[1]) and target not in handed:
                             handed[target] = f"handed on as '{text}' in {real_module(module)}"
+        # A registry of the tree hands what its decorator keeps a graph; one that never names
+        # it (MQBench's deploy_qparams_*, which edit an ONNX file) does nothing to the graph:
+        # not a pass. A no-op body is (the guard sees it run).
         decorated = {(module, name): self._registering_decorator(module, entry[3])
+                     if not (len(entry) > 5 and entry[5]) else ""
                      for module, summary in index.modules.items()
                      for name, entry in (summary.get("graph_fns") or {}).items()}
         # A graph function not yet seen handed on may be handed on in a file not parsed yet: ask
@@ -711,7 +715,7 @@ class _Check:
                     continue
                 where = self._registering_decorator(module, klass["decorators"])
                 found = self._rewriting_method(module, qualname) if where else None
-                if found is None or not index.is_concrete(module, qualname):
+                if found is None or not index.is_concrete(module, qualname, called=False):
                     continue
                 self.classes.add(name)
                 self._found(module, klass["line"], klass["col"], name,
