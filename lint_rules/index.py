@@ -729,23 +729,47 @@ def _names_callable(text: str, word: str, packages: frozenset[str]) -> bool:
             if before < 0 or text[before] != ".":
                 # a bare name: a builtin of that name (``compile(source, path, "exec")``) unless
                 # the file binds the word itself (an import, a def, an assignment)
-                if not hasattr(builtins, word) or _binds(text, word):
+                if hasattr(builtins, word):
+                    if _binds(text, word):
+                        return True
+                elif _called_or_decorator(text, at, end) or _imports_name(text, word):
+                    # a call or a decorator of a name the file may have by a star import;
+                    # the word in prose ("to optimize the kernel") names nothing
                     return True
                 at = text.find(word, at + 1)
                 continue
             start = before
-            while start > 0 and _is_word_char(text[start - 1]):
+            while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
                 start -= 1
-            head = text[start:before]
-            if start > 0 and text[start - 1] == ".":
-                return True  # a.b.compile: a chain the index resolves, kept
+            root = text[start:before].split(".", 1)[0]
             if modules is None:
                 modules = _imported_modules(text)
-            target = modules.get(head)
-            if target is None or target.split(".", 1)[0] in packages:
+            target = modules.get(root)
+            if target is not None:
+                if target.split(".", 1)[0] in packages:
+                    return True  # torch._dynamo.optimize, torchdynamo.optimize: the callable
+            elif _called_or_decorator(text, start, end):
+                # self.compile(...), a.b.optimize(...): a receiver the index may resolve; a
+                # chain in prose or in an import of another package (``from scipy.optimize
+                # import x``) calls nothing
                 return True
         at = text.find(word, at + 1)
     return False
+
+
+def _imports_name(text: str, word: str) -> bool:
+    """Does an import statement name ``word`` (``from torch._dynamo import optimize as opt``:
+    the index calls ``opt`` by that name)? A parameter or a keyword of that name is the file's
+    own."""
+    w = re.escape(word)
+    return re.search(rf"\bimport\b[^\n]*\b{w}\b|\bimport\s*\([^)]*\b{w}\b", text) is not None
+
+
+def _called_or_decorator(text: str, start: int, end: int) -> bool:
+    """Is the name written at ``text[start:end]`` called (``(`` follows it) or a decorator
+    (``@`` before it)?"""
+    return re.match(r"[ \t]*\(", text[end:end + 64]) is not None \
+        or text[max(0, start - 64):start].rstrip(" \t").endswith("@")
 
 
 def _holds_word(text: str, word: str) -> bool:
@@ -1080,16 +1104,29 @@ def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     return found + others[:16] if len(callees) >= 2 else []
 
 
-def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
+                       vocab: Vocabulary) -> bool:
     """Does this function do something (more than ``pass``, a docstring, ``...``) without ever
-    naming its parameter ``param``? (MQBench's ``deploy_qparams_nnie(model: GraphModule,
-    onnx_model_path, ...)``, registered to be handed the model, works on an ONNX file.)"""
+    naming its parameter ``param``, nor rewriting a graph through another one? (MQBench's
+    ``deploy_qparams_nnie(model: GraphModule, onnx_model_path, ...)``, registered to be handed
+    the model, works on an ONNX file; transformers' node fixes ``_fix_amax_dim(gm, node)``
+    rewrite the graph through ``node.args = ...`` and are passes.)"""
     body = [s for s in node.body if not isinstance(s, ast.Pass) and not (
         isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if not body:
         return False
-    return not any(isinstance(inner, ast.Name) and inner.id == param
-                   for statement in body for inner in ast.walk(statement))
+    for statement in body:
+        for inner in ast.walk(statement):
+            if isinstance(inner, ast.Name) and inner.id == param:
+                return False
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                    and inner.func.attr in vocab.graph_mutators:
+                return False  # node.replace_all_uses_with(...): a graph reached otherwise
+            if isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                    isinstance(t, (ast.Attribute, ast.Subscript))
+                    for t in (inner.targets if isinstance(inner, ast.Assign) else [inner.target])):
+                return False  # node.args = ...: an object it is handed, changed
+    return True
 
 
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1545,7 +1582,8 @@ class _Extractor(ast.NodeVisitor):
                                                self.summary["imports"])
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]],
-                [rewrite, [self.expr(c) for c in callees]], _ignores_parameter(node, params[0].arg)]
+                [rewrite, [self.expr(c) for c in callees]],
+                _ignores_parameter(node, params[0].arg, self.vocab)]
         elif self.rewrites:  # a helper a graph function may hand its graph to (any position)
             rewrite = _graph_rewrites(node, "", self.vocab)[0]
             if rewrite:
