@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 22  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 23  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -335,6 +335,17 @@ class Vocabulary:
         the graph it is given; handing a graph function on so does not make it a pass."""
         return frozenset(arg for rows in self.arguments.values() for role, arg, _, _ in rows
                          if role == "compiler_argument" and arg)
+
+    @functools.cached_property
+    def compiler_positions(self) -> dict[str, frozenset[int]]:
+        """The positions a compiler is given at, by the callable's last name
+        (``optimize`` -> {0}): as ``compiler_keywords``, for a compiler handed by position."""
+        found: dict[str, set[int]] = {}
+        for name, rows in self.arguments.items():
+            for role, _, position, _ in rows:
+                if role == "compiler_argument" and position is not None and position >= 0:
+                    found.setdefault(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1], set()).add(position)
+        return {name: frozenset(at) for name, at in found.items()}
 
     @functools.cached_property
     def short_names(self) -> frozenset[str]:
@@ -718,23 +729,47 @@ def _names_callable(text: str, word: str, packages: frozenset[str]) -> bool:
             if before < 0 or text[before] != ".":
                 # a bare name: a builtin of that name (``compile(source, path, "exec")``) unless
                 # the file binds the word itself (an import, a def, an assignment)
-                if not hasattr(builtins, word) or _binds(text, word):
+                if hasattr(builtins, word):
+                    if _binds(text, word):
+                        return True
+                elif _called_or_decorator(text, at, end) or _imports_name(text, word):
+                    # a call or a decorator of a name the file may have by a star import;
+                    # the word in prose ("to optimize the kernel") names nothing
                     return True
                 at = text.find(word, at + 1)
                 continue
             start = before
-            while start > 0 and _is_word_char(text[start - 1]):
+            while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
                 start -= 1
-            head = text[start:before]
-            if start > 0 and text[start - 1] == ".":
-                return True  # a.b.compile: a chain the index resolves, kept
+            root = text[start:before].split(".", 1)[0]
             if modules is None:
                 modules = _imported_modules(text)
-            target = modules.get(head)
-            if target is None or target.split(".", 1)[0] in packages:
+            target = modules.get(root)
+            if target is not None:
+                if target.split(".", 1)[0] in packages:
+                    return True  # torch._dynamo.optimize, torchdynamo.optimize: the callable
+            elif _called_or_decorator(text, start, end):
+                # self.compile(...), a.b.optimize(...): a receiver the index may resolve; a
+                # chain in prose or in an import of another package (``from scipy.optimize
+                # import x``) calls nothing
                 return True
         at = text.find(word, at + 1)
     return False
+
+
+def _imports_name(text: str, word: str) -> bool:
+    """Does an import statement name ``word`` (``from torch._dynamo import optimize as opt``:
+    the index calls ``opt`` by that name)? A parameter or a keyword of that name is the file's
+    own."""
+    w = re.escape(word)
+    return re.search(rf"\bimport\b[^\n]*\b{w}\b|\bimport\s*\([^)]*\b{w}\b", text) is not None
+
+
+def _called_or_decorator(text: str, start: int, end: int) -> bool:
+    """Is the name written at ``text[start:end]`` called (``(`` follows it) or a decorator
+    (``@`` before it)?"""
+    return re.match(r"[ \t]*\(", text[end:end + 64]) is not None \
+        or text[max(0, start - 64):start].rstrip(" \t").endswith("@")
 
 
 def _holds_word(text: str, word: str) -> bool:
@@ -996,7 +1031,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
         extractor.graph_handoffs()
     if extractor.outside_torch:
         called: set[str] = set()
-        handed = _handed(tree, vocab.compiler_keywords, called)
+        handed = _handed(tree, vocab.compiler_keywords, called, vocab.compiler_positions)
         if handed:
             extractor.summary["handed"] = handed
         if called:  # a graph function called here is a step of what calls it (LG001)
@@ -1069,6 +1104,31 @@ def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     return found + others[:16] if len(callees) >= 2 else []
 
 
+def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
+                       vocab: Vocabulary) -> bool:
+    """Does this function do something (more than ``pass``, a docstring, ``...``) without ever
+    naming its parameter ``param``, nor rewriting a graph through another one? (MQBench's
+    ``deploy_qparams_nnie(model: GraphModule, onnx_model_path, ...)``, registered to be handed
+    the model, works on an ONNX file; transformers' node fixes ``_fix_amax_dim(gm, node)``
+    rewrite the graph through ``node.args = ...`` and are passes.)"""
+    body = [s for s in node.body if not isinstance(s, ast.Pass) and not (
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body:
+        return False
+    for statement in body:
+        for inner in ast.walk(statement):
+            if isinstance(inner, ast.Name) and inner.id == param:
+                return False
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                    and inner.func.attr in vocab.graph_mutators:
+                return False  # node.replace_all_uses_with(...): a graph reached otherwise
+            if isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                    isinstance(t, (ast.Attribute, ast.Subscript))
+                    for t in (inner.targets if isinstance(inner, ast.Assign) else [inner.target])):
+                return False  # node.args = ...: an object it is handed, changed
+    return True
+
+
 def _returns_own_argument(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does this function, or one defined in it, return one of its own parameters unchanged?
     A decorator that does (``def register(f): PASSES.append(f); return f``) keeps the function
@@ -1105,7 +1165,8 @@ def _pass_lists(tree: ast.Module) -> list[list]:
 
 
 def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
-            called: set[str] | None = None) -> dict[str, list[str]]:
+            called: set[str] | None = None,
+            positions: dict[str, frozenset[int]] | None = None) -> dict[str, list[str]]:
     """Names a file uses as values, not calls: call arguments, elements of list / tuple / set
     displays, dict values, decorators (``f`` in ``register(f)``, ``[f, g]``, ``{"x": f}``,
     ``partial(f)``, ``@register``), by their last part -> the dotted texts. A graph function
@@ -1130,7 +1191,11 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
         if isinstance(node, ast.Call):
             if called is not None and isinstance(node.func, (ast.Name, ast.Attribute)):
                 called.add(_last(node.func))  # the names called, for ``called``
-            values = [*node.args, *(k.value for k in node.keywords if k.arg not in compilers)]
+            # ... and what it takes by position (``torch._dynamo.optimize(compiler)``,
+            # ``register_backend(compiler)``)
+            at = (positions or {}).get(_last(node.func), frozenset())
+            values = [*(a for i, a in enumerate(node.args) if i not in at),
+                      *(k.value for k in node.keywords if k.arg not in compilers)]
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)) and id(node) not in compared:
             values = node.elts
         elif isinstance(node, ast.Dict):
@@ -1388,6 +1453,14 @@ class _Extractor(ast.NodeVisitor):
             self._bind(node.name, ["func", qualname])
             if not self.scopes and self.outside_torch:
                 self._graph_function(node)
+            elif self.outside_torch and self.vocab.graph_mutators and self.scopes[-1][0] == "function":
+                # a closure: a compiler its factory builds (torch-mlir's wrapper_backend, given
+                # to aot_autograd(fw_compiler=...)); what it does with its graph, for LG001's
+                # compiled rewrites
+                params = [*node.args.posonlyargs, *node.args.args]
+                effects = self._graph_effects(node, params) if params else None
+                if effects is not None:
+                    self.summary.setdefault("graph_effects", {})[qualname] = effects
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and not self.light \
                     and _last(decorator.func) in self.vocab.registrations and (
@@ -1509,7 +1582,8 @@ class _Extractor(ast.NodeVisitor):
                                                self.summary["imports"])
             self.summary.setdefault("graph_fns", {})[node.name] = [
                 line, col, evidence, [self.expr(d) for d in node.decorator_list[:8]],
-                [rewrite, [self.expr(c) for c in callees]]]
+                [rewrite, [self.expr(c) for c in callees]],
+                _ignores_parameter(node, params[0].arg, self.vocab)]
         elif self.rewrites:  # a helper a graph function may hand its graph to (any position)
             rewrite = _graph_rewrites(node, "", self.vocab)[0]
             if rewrite:
@@ -3342,7 +3416,7 @@ class Index:
             names.update((info or {}).get("abstract", ()))
         return frozenset(names)
 
-    def is_concrete(self, module: str, qualname: str) -> bool:
+    def is_concrete(self, module: str, qualname: str, called: bool = True) -> bool:
         """A usable pass: no abstract method left unimplemented, and its ``__call__`` (own or
         inherited) is not abstract. A family of passes that is not called (Inductor's group/batch
         fusions: ``match`` and ``fuse``) is concrete once its abstract methods are implemented.
@@ -3369,7 +3443,9 @@ class Index:
                     decided.setdefault(name, False)
         if any(decided.values()):
             return False
-        return "__call__" in decided or declared_abstract
+        # ``called=False``: a class a registry of the tree keeps, whose runner calls the method
+        # that rewrites (MQBench's quantizer ``prepare``), not ``__call__``
+        return "__call__" in decided or declared_abstract or not called
 
     def _overridden_below(self, module: str, qualname: str, method: str) -> bool:
         """Does a class of the tree deriving from this one define ``method`` (a method or a class

@@ -328,7 +328,11 @@ class _Check:
                     for target in defined:
                         if key == (real_module(target[0]), target[1]) and target not in handed:
                             handed[target] = f"handed on as '{text}' in {real_module(module)}"
+        # A registry of the tree hands what its decorator keeps a graph; one that never names
+        # it (MQBench's deploy_qparams_*, which edit an ONNX file) does nothing to the graph:
+        # not a pass. A no-op body is (the guard sees it run).
         decorated = {(module, name): self._registering_decorator(module, entry[3])
+                     if not (len(entry) > 5 and entry[5]) else ""
                      for module, summary in index.modules.items()
                      for name, entry in (summary.get("graph_fns") or {}).items()}
         # A graph function not yet seen handed on may be handed on in a file not parsed yet: ask
@@ -608,12 +612,67 @@ class _Check:
                     continue
                 target = (index.modules.get(ref[1]) or {}).get("graph_effects", {}).get(ref[2])
                 name = index.identity(ref[1], ref[2])
-                if target is None or not target[3] or name in self.names:
-                    continue  # not a rewrite; or found already (another compiler, a hook)
-                self._found(ref[1], target[0], target[1], name,
-                            f"function rewriting an FX graph (calls {target[3]}()), called with the graph"
-                            f" by the compiler '{compiler}' given to {installed}", "function",
-                            guess_stage(real_module(ref[1]), ref[2]))
+                if target is None or name in self.names:
+                    continue  # not a graph function; or found already (another compiler, a hook)
+                if target[3]:
+                    self._found(ref[1], target[0], target[1], name,
+                                f"function rewriting an FX graph (calls {target[3]}()), called with"
+                                f" the graph by the compiler '{compiler}' given to {installed}",
+                                "function", guess_stage(real_module(ref[1]), ref[2]))
+                else:
+                    self._compiler_pipeline(ref[1], ref[2], target, compiler, installed)
+
+    def _compiler_pipeline(self, module: str, qualname: str, entry: list, compiler: str,
+                           installed: str) -> None:
+        """A function a compiler calls with its graph that does not rewrite it itself but hands
+        it to rewrites of the tree (kernl's ``dynamo_backend_ofi(gm)``: ``normalize_operators(gm);
+        remove_dropout(gm); ...``, run by the compiler it gives ``torchdynamo.optimize``): with
+        two or more such rewrites it is the compiler's pass pipeline, and each rewrite it runs
+        is a pass (itself, or through a function of the tree it hands the graph to: kernl's
+        ``fuse_attention_pattern_1(gm)`` through its ``replace_pattern``), which no hook sees;
+        with one, it is that rewrite's wrapper, the pass itself."""
+        index = self.index
+        steps: dict[tuple[str, str], tuple[list, str]] = {}
+        for callee, _, _ in entry[4]:
+            ref = index.expr_ref(module, qualname, callee, "")
+            if ref[0] != "func" or not index.in_tree(ref[1]) or not isinstance(ref[2], str) \
+                    or (ref[1], ref[2]) in steps or (ref[1], ref[2]) == (module, qualname):
+                continue
+            found = self._rewrite_of(ref[1], ref[2])
+            if found is not None:
+                steps[(ref[1], ref[2])] = found
+        pipeline = index.identity(module, qualname)
+        if len(steps) == 1:
+            (at, name), ((line, col, evidence), how) = next(iter(steps.items()))
+            steps = {(module, qualname): ((entry[0], entry[1], entry[2]),
+                                          f"through {index.identity(at, name)}, which {how}")}
+        for (at, name), ((line, col, evidence), how) in steps.items():
+            identity = index.identity(at, name)
+            if identity in self.names:
+                continue
+            why = (f"called with the graph by the compiler '{compiler}' given to {installed}"
+                   if (at, name) == (module, qualname) else
+                   f"and the pipeline {pipeline}, which the compiler '{compiler}' given to"
+                   f" {installed} calls with its graph, runs it with {len(steps) - 1} other"
+                   f" rewrite{'s' if len(steps) > 2 else ''}: a pass of that pipeline, which no"
+                   " hook sees")
+            self._found(at, line, col, identity,
+                        f"function taking an FX graph ({evidence or 'called with it'}), rewrites"
+                        f" it ({how}) {why}", "function", guess_stage(real_module(at), name))
+
+    def _rewrite_of(self, module: str, qualname: str) -> tuple[tuple, str] | None:
+        """((line, col, evidence), how) of a function of the tree that rewrites the graph it is
+        handed, itself or through the tree's functions (``_how_rewritten``); None if it does
+        not."""
+        summary = self.index.modules.get(module) or {}
+        entry = (summary.get("graph_fns") or {}).get(qualname)
+        if entry is not None:
+            how = self._how_rewritten(module, qualname)
+            return ((entry[0], entry[1], entry[2]), how) if how else None
+        effects = (summary.get("graph_effects") or {}).get(qualname)
+        if effects is not None and effects[3]:
+            return (effects[0], effects[1], effects[2]), f"calls {effects[3]}()"
+        return None
 
     def _rewriting_method(self, module: str, qualname: str, only: str = "",
                           annotated: bool = False) -> tuple[str, str] | None:
@@ -656,7 +715,7 @@ class _Check:
                     continue
                 where = self._registering_decorator(module, klass["decorators"])
                 found = self._rewriting_method(module, qualname) if where else None
-                if found is None or not index.is_concrete(module, qualname):
+                if found is None or not index.is_concrete(module, qualname, called=False):
                     continue
                 self.classes.add(name)
                 self._found(module, klass["line"], klass["col"], name,
