@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
     report = _Report(args)
+    _report_ignored_errors(args.script)
     try:
         lite, violation, failure = _run_script(args, "lite", report)
         default, _, default_failure = _run_script(args, "default", report) \
@@ -79,7 +80,64 @@ def run(args: argparse.Namespace) -> int:
         report.restore_stdout()
         print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
-    return report.finish(lite, default, violation, failure or default_failure)
+    status = report.finish(lite, default, violation, failure or default_failure)
+    _say_threads_left(args.script)
+    return status
+
+
+def _report_ignored_errors(script: str) -> None:
+    """What Python reports outside the script's own flow, and ignores (an exception in a
+    thread, in ``__del__``, in an ``atexit`` callback, even SystemExit there), is one escaped
+    line on stderr. Python prints a traceback: trace printed it after the ledgers, raw (an ESC
+    in the message reached the terminal), and "Traceback" in a CI log reads as our crash. The
+    exit status stays what it is, as Python's does: these errors are ignored."""
+    import threading
+
+    def say(where: str, exc_type: Any, exc: BaseException | None) -> None:
+        first = (_shown(exc, str).strip().splitlines() or [""])[0][:300] if exc is not None else ""
+        name = getattr(exc_type, "__name__", "exception")
+        with _suppressed_os_errors():
+            print(escape_text(f"lite_guard trace: {script}: exception ignored in {where}, as Python"
+                              f" ignores it: {name}{': ' if first else ''}{first}"),
+                  file=sys.__stderr__ or sys.stderr, flush=True)
+
+    def unraisable(hook: Any) -> None:
+        where = (hook.err_msg or "").removeprefix("Exception ignored in").strip() or \
+            _shown(hook.object, repr)[:200]
+        say(where, hook.exc_type, hook.exc_value)
+
+    def in_thread(hook: Any) -> None:
+        if hook.exc_type is SystemExit:  # threading ignores it silently
+            return
+        say(f"thread {getattr(hook.thread, 'name', '?')}", hook.exc_type, hook.exc_value)
+
+    sys.unraisablehook = unraisable
+    threading.excepthook = in_thread
+
+
+def _suppressed_os_errors() -> Any:
+    import contextlib
+
+    return contextlib.suppress(OSError, ValueError)
+
+
+def _say_threads_left(script: str) -> None:
+    """Python waits, at exit, for the threads a script left running: the ledgers were printed,
+    then the run hung with nothing said. One line says what it waits for (a thread pool's
+    workers are stopped by their pool at exit and are not counted)."""
+    import threading
+
+    left = [t for t in threading.enumerate() if t.is_alive() and not t.daemon
+            and t is not threading.main_thread()
+            and getattr(getattr(t, "_target", None), "__module__", "") != "concurrent.futures.thread"]
+    if left:
+        names = ", ".join(t.name for t in left[:3]) + (", ..." if len(left) > 3 else "")
+        with _suppressed_os_errors():
+            sys.stdout.flush()
+            print(escape_text(f"lite_guard trace: {script} left {len(left)} thread(s) running"
+                              f" ({names}); waiting for them to end, as Python does (make them"
+                              " daemon threads or join them in the script; Ctrl-C stops the wait)"),
+                  file=sys.stderr, flush=True)
 
 
 def _same_file(a: str, b: str) -> bool:
