@@ -75,7 +75,7 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
         if any("\0" in v for v in value):  # no file system has such a name (os calls raise)
             raise RegistryError(pyproject, _line_in_section(lines, key),
                                 f"{_SECTION} {key} holds a path with a NUL character; remove it")
-        if key != "exclude" and any(not v.strip() for v in value):
+        if key != "exclude" and "" in value:  # (a name of spaces is a name, as on the command line)
             # "" joined to the project folder is the folder: `paths = [""]` (an unset template
             # variable) linted the whole project instead, `registries = [""]` was "<folder>:0:
             # not a regular file", a line naming neither the pyproject nor the entry.

@@ -56,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
             [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p]
             + [str(Path(p).resolve()) for p in args.registry])
+    from lite_compiler.commands import torch_start_problem
+
+    problem = torch_start_problem()
+    if problem:
+        print(f"lite_guard trace: {problem}", file=sys.stderr)
+        return 2
     try:
         import lite_compiler
         from lite_compiler.config import derive_configs, registry
