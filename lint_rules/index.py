@@ -2383,6 +2383,9 @@ class _Extractor(ast.NodeVisitor):
                 return ["c", node.value if not isinstance(node.value, float) or node.value == node.value
                         else 0]
             return ["?", type(node.value).__name__]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+            return ["c", -node.operand.value]  # BASES[-1]: an index like any other
         if isinstance(node, (ast.Name, ast.Attribute)):
             dotted = _dotted(node)
             if dotted:
