@@ -272,3 +272,26 @@ def test_flake8_reads_a_getattr_base_as_check_does(tmp_path):
     lines = result.stdout.splitlines()
     assert any(line.startswith("by_getattr.py:4:7: LG001 graph pass 'by_getattr:P'") for line in lines), lines
     assert any(line.startswith("real_pass.py:4:7: LG001 graph pass 'real_pass:MyPass'") for line in lines), lines
+
+
+# ---- (h) a lint cache secret of the wrong kind ---------------------------------------------------
+
+@pytest.mark.parametrize("plant, said", [
+    (lambda secret: os.mkfifo(secret, 0o600),
+     "is not a private file of yours (a FIFO, socket or device, not a regular file)"),
+    (lambda secret: os.symlink(os.devnull, secret), "is a symlink, which is not accepted"),
+])
+def test_a_cache_secret_that_is_a_fifo_or_a_link_is_a_warning_that_says_what_it_is(tmp_path, plant, said):
+    """A FIFO planted as ``secret.key`` was refused as "mode 644" (a permission problem to the
+    reader, fixed by no chmod), a symlink as "Too many levels of symbolic links". Each now says
+    what the file is; the run goes on uncached, every finding reported."""
+    root = hostile_tree(tmp_path)
+    lite_guard("check", "--no-project", "--registry", str(VOCABULARY), ".", cwd=root)  # the cache
+    secret = next((tmp_path / "cache").glob("lint-v*/secret.key"))
+    secret.unlink()
+    plant(str(secret))
+    result = check(root)
+    assert result.returncode == 1, result.stderr
+    assert_real_finding(result)
+    assert result.stderr.splitlines()[0] == (
+        f"lite_guard: warning: lint cache not used: {secret} {said}; delete it to make a new one")
