@@ -295,3 +295,30 @@ def test_a_cache_secret_that_is_a_fifo_or_a_link_is_a_warning_that_says_what_it_
     assert_real_finding(result)
     assert result.stderr.splitlines()[0] == (
         f"lite_guard: warning: lint cache not used: {secret} {said}; delete it to make a new one")
+
+
+# ---- (i) trace: a script terminated, a script out of file descriptors ---------------------------
+
+def test_trace_of_a_script_terminated_by_sigterm_prints_the_ledgers_and_one_line_exit_143(tmp_path):
+    """SIGTERM (a CI job's timeout, here sent by the script to itself) killed trace with the
+    script: no ledger, no line, status 143 from nowhere. It ends the script as Ctrl-C does:
+    the ledgers of what ran, one line saying so, exit 143."""
+    script = tmp_path / "stopped.py"
+    script.write_text("import os, signal\nprint('before')\nos.kill(os.getpid(), signal.SIGTERM)\n"
+                      "print('after')\n")
+    result = lite_guard("trace", str(script), cwd=tmp_path, timeout=TRACE_BOUND)
+    assert result.returncode == 143, result.stderr
+    assert result.stdout.splitlines() == ["before", "no torch.compile ran in the script"]
+    assert result.stderr.splitlines()[-1] == (
+        f"lite_guard trace: {script} was terminated (SIGTERM) in lite mode")
+
+
+def test_trace_of_a_script_that_uses_up_its_file_descriptors_still_prints_the_ledgers(tmp_path):
+    """A script that lowers RLIMIT_NOFILE to 3: printing the ledgers imported rich afterwards and
+    failed, "lite_guard: '.../rich/__init__.py': Too many open files; check the path and its
+    permissions", exit 2, the ledgers lost. What printing needs is imported before the script."""
+    script = tmp_path / "greedy.py"
+    script.write_text("import resource\nresource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))\nprint('x')\n")
+    result = lite_guard("trace", str(script), cwd=tmp_path, timeout=TRACE_BOUND)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["x", "no torch.compile ran in the script"]
