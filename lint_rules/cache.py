@@ -26,6 +26,7 @@ directory cannot be swapped for another one between the check and the reads.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import hmac
 import json
@@ -246,11 +247,17 @@ def _load_secret(dir_fd: int, where: Path) -> bytes:
     try:
         fd = os.open(SECRET_NAME, flags, dir_fd=dir_fd)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW on a link: "Too many levels of symbolic links"
+            raise CacheRefused(f"{where / SECRET_NAME} is a symlink, which is not accepted; delete"
+                               " it to make a new one") from None
         raise CacheRefused(f"cannot open {where / SECRET_NAME}: {exc.strerror or exc}") from None
     st = os.fstat(fd)  # before fdopen: a directory opens, but fdopen raises on it
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         os.close(fd)
-        what = "a directory" if stat.S_ISDIR(st.st_mode) else f"mode {stat.S_IMODE(st.st_mode):o}"
+        # A FIFO was "mode 644", which reads as a permission problem: say what it is.
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else \
+            "a FIFO, socket or device, not a regular file" if not stat.S_ISREG(st.st_mode) else \
+            f"mode {stat.S_IMODE(st.st_mode):o}"
         raise CacheRefused(f"{where / SECRET_NAME} is not a private file of yours ({what});"
                            " delete it to make a new one")
     with os.fdopen(fd, "rb") as handle:

@@ -2457,12 +2457,23 @@ class _Extractor(ast.NodeVisitor):
                 return ["c", node.value if not isinstance(node.value, float) or node.value == node.value
                         else 0]
             return ["?", type(node.value).__name__]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+            return ["c", -node.operand.value]  # BASES[-1]: an index like any other
         if isinstance(node, (ast.Name, ast.Attribute)):
             dotted = _dotted(node)
             if dotted:
                 return ["n", dotted]
             return ["a", self.expr(node.value, d), node.attr] if isinstance(node, ast.Attribute) \
                 else ["?", "name"]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) == 2 and not node.keywords and isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier():
+            # `getattr(cgp, "CustomGraphPass")` is `cgp.CustomGraphPass`: as a class base it was
+            # a call the index could not follow, and the pass deriving from it went unreported.
+            owner = self.expr(node.args[0], d)
+            if owner[0] == "n":
+                return ["n", f"{owner[1]}.{node.args[1].value}"]
         if isinstance(node, (ast.JoinedStr, ast.BinOp)) or isinstance(node, ast.Call) \
                 and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
             parts = _key_parts(node)  # "post_grad_" + "custom_post_pass": one string
@@ -2534,6 +2545,17 @@ class _Extractor(ast.NodeVisitor):
         while at < len(text) and text[at] in " \t\f":
             at += 1
         return line, (at + 1) if at < len(text) and text[at] != "\\" else col + 1
+
+
+def _literal_item(container: list, key: list) -> list | None:
+    """``container[key]`` for a literal tuple/list (an int key) or dict (a string or int key)."""
+    if container[0] == "l" and key[0] == "c" and type(key[1]) is int \
+            and -len(container[1]) <= key[1] < len(container[1]):
+        return container[1][key[1]]
+    if container[0] == "d" and key[0] in ("s", "c"):
+        found = [value for item_key, value in container[1] if item_key == key]
+        return found[-1] if found else None  # the last of a repeated key, as Python keeps
+    return None
 
 
 _REDEFINED = re.compile(r"@\d+")
@@ -3244,7 +3266,15 @@ class Index:
             ref = self.resolve_name(module, scope, expr[1], klass)
             return self._settle(ref)
         if expr[0] == "sub":  # Generic[T], CustomGraphPass[...]: the subscripted class
-            return self.expr_ref(module, scope, expr[1], klass)
+            ref = self.expr_ref(module, scope, expr[1], klass)
+            if ref[0] == "value" and len(ref) > 3:
+                # BASES[1], BASES["b"]: an item of a literal tuple, list or dict of the tree
+                # (it was the container itself, no class, and the pass went unreported)
+                item = _literal_item(ref[3], expr[2])
+                if item is not None:
+                    return self.expr_ref(ref[1], ref[2], item, ref[4] if len(ref) > 4 else "")
+                return ("unknown", _text(expr))
+            return ref
         return ("unknown", _text(expr))
 
     def _settle(self, ref: Ref, depth: int = 0) -> Ref:

@@ -102,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     # "--": a file named like an option (--format=text.py) is a path, never an option.
     # (Only before listed paths: a "--" with nothing after it, once argparse has taken the
     # paths of the command line, is an "unrecognized arguments: --" usage error.)
-    return cli_main(["check", "--format", "lintrunner", *given, *(["--", *listed] if listed else [])])
+    # A command line that already ends its options (`... -- @{{PATHSFILE}}`) gets no second
+    # "--": check took that one as a path named "--" ("--: no such file", exit 2).
+    separator = [] if "--" in given or not listed else ["--"]
+    return cli_main(["check", "--format", "lintrunner", *given, *separator, *listed])
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import errno
 import os
 import sys
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from lite_guard import SUPPORTED_TORCH_TEXT, __version__
 from lite_guard.errors import RegistryError, escape_text
@@ -32,6 +33,13 @@ class _Parser(argparse.ArgumentParser):
         # argparse quotes what was typed as typed: an ESC or a newline in an argument is escaped.
         self.exit(EXIT_USAGE, escape_text(f"{self.prog}: error: {message} (see '{self.prog} --help')")
                   + "\n")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops an OSError here: `lite_guard --version > /dev/full` (or --help, or a
+        # usage error into a closed pipe) printed nothing and exited 0. Raised, it is main's
+        # one line "cannot write the output", exit 2, as every other output of ours.
+        if message:
+            (file or sys.stderr).write(message)
 
 
 def command_entry_points() -> dict[str, EntryPoint]:

@@ -75,6 +75,13 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
         if any("\0" in v for v in value):  # no file system has such a name (os calls raise)
             raise RegistryError(pyproject, _line_in_section(lines, key),
                                 f"{_SECTION} {key} holds a path with a NUL character; remove it")
+        if key != "exclude" and "" in value:  # (a name of spaces is a name, as on the command line)
+            # "" joined to the project folder is the folder: `paths = [""]` (an unset template
+            # variable) linted the whole project instead, `registries = [""]` was "<folder>:0:
+            # not a regular file", a line naming neither the pyproject nor the entry.
+            raise RegistryError(pyproject, _line_in_section(lines, key),
+                                f"{_SECTION} {key} holds an empty path; remove it or name a"
+                                f" {'registry TOML file' if key == 'registries' else 'file or folder'}")
         return value
 
     patterns = strings("exclude")
@@ -93,7 +100,7 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     base = pyproject.parent
     config = ProjectConfig(
         pyproject=pyproject,
-        registries=tuple(base / v for v in strings("registries")),
+        registries=tuple(_registry_file(base / v, v, pyproject, lines) for v in strings("registries")),
         paths=tuple(base / v for v in strings("paths")),
         # Patterns as written: matched against the linted files' paths (lint_rules.engine).
         exclude=tuple(strings("exclude")),
@@ -101,6 +108,16 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
     _READ.clear()
     _READ[pyproject] = (text, config)
     return config
+
+
+def _registry_file(path: Path, written: str, pyproject: Path, lines: list[str]) -> Path:
+    """A listed registry that is a folder (``"."``, ``"registries/"``) is a mistake of this line
+    of the pyproject: said there (it was "<folder>:0: not a regular file", naming no setting)."""
+    if path.is_dir():
+        raise RegistryError(pyproject, _line_in_section(lines, "registries"),
+                            f"{_SECTION} registries: {written!r} is a folder, not a registry file;"
+                            " name each registry TOML file in it")
+    return path
 
 
 def check_paths_inside(config: ProjectConfig) -> None:

@@ -689,10 +689,21 @@ def _check_spelled_as_python(path, name, kind, line, lines) -> None:
     module, colon, qualname = name.rpartition(":")
     folded = unicodedata.normalize("NFKC", qualname)
     if folded != qualname:
+        spelled = f"{module}{colon}{folded}"
+        if unicodedata.normalize("NFC", qualname) == folded:
+            # Only the composition differs ("e" + U+0301 against "é"): both print alike, so a
+            # suggestion written in letters reads as "write what you wrote". Spelled with TOML's
+            # own \uXXXX escapes, what to write is visible (and pastes as the right letters).
+            spelled = "".join(c if c.isascii() else f"\\u{ord(c):04x}" for c in spelled)
+            written = "".join(c if c.isascii() else f"\\u{ord(c):04x}" for c in name)
+            raise RegistryError(path, _field_line(lines, line, "name"),
+                                f"pass '{name}' ({kind}) is written with decomposed letters"
+                                f" (\"{written}\"); Python composes identifiers (NFKC), so this name"
+                                f" matches no {kind}; write name = \"{spelled}\"")
         raise RegistryError(path, _field_line(lines, line, "name"),
                             f"pass '{name}' ({kind}): Python spells that qualified name"
-                            f" '{module}{colon}{folded}' (identifiers are NFKC-normalised), so this"
-                            f" name matches no {kind}; write name = \"{module}{colon}{folded}\"")
+                            f" '{spelled}' (identifiers are NFKC-normalised), so this"
+                            f" name matches no {kind}; write name = \"{spelled}\"")
 
 
 def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassEntry:

@@ -855,6 +855,17 @@ class _Check:
                             " resolved statically; if one is a pass base it is a pass: write the"
                             " bases out", "class", guess_stage(real_module(module), qualname))
                 continue
+            picked = self._picked_base(module, klass) if base is None and not torch \
+                and "__call__" in klass["methods"] else None
+            if picked is not None:
+                # class P(BASES[i]): an item of a variable the index cannot pick (a computed
+                # key, a container built at run time); like starred bases, reported.
+                self._found(module, klass["line"], klass["col"], index.identity(module, qualname),
+                            f"callable class whose base '{picked}' is picked from a variable at run"
+                            " time, which cannot be resolved statically; if it is a pass base it is"
+                            " a pass: name the base directly", "class",
+                            guess_stage(real_module(module), qualname))
+                continue
             if base is None or index.base_entry(("class", module, qualname)) is not None:
                 continue
             if not index.is_concrete(module, qualname):
@@ -868,6 +879,17 @@ class _Check:
                 form += f", built by {klass['built_by']}"
             self._found(module, klass["line"], klass["col"], name, form, "class",
                         guess_stage(real_module(module), qualname))
+
+    def _picked_base(self, module: str, klass: dict) -> str | None:
+        """The text of a base written as an item of a variable (``BASES[i]``) that resolves to
+        no class, else None (``Generic[T]``, ``Base[int]``: a subscripted class, a base)."""
+        for written in klass["bases"]:
+            if written[0] != "sub" or written[1][0] != "n":
+                continue
+            if self.index.expr_ref(module, klass["scope"], written[1])[0] == "value" \
+                    and self.index.expr_ref(module, klass["scope"], written)[0] != "class":
+                return f"{written[1][1]}[...]"
+        return None
 
     def _listed_with_passes(self) -> None:
         """A class of the tree whose base cannot be resolved, listed in one pass list with two

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from lite_guard.commands._common import unwritable
+from lite_guard.errors import escape_text
 
 
 def register(subparsers) -> None:
@@ -89,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
         option = "--sweep-out" if args.sweep else "--out"
         print(f"lite_guard fuzz: {option}: {problem}; pass another path", file=sys.stderr)
         return 2
+    from lite_compiler.commands import torch_start_problem
+
+    problem = torch_start_problem()
+    if problem:
+        print(f"lite_guard fuzz: {problem}", file=sys.stderr)
+        return 2
     try:
         forced = parse_force(args.force)
         if forced:
@@ -114,4 +121,10 @@ def run(args: argparse.Namespace) -> int:
     deadline = None if args.time is None else started + args.time
     summary = session.run(count=args.count, seed=args.seed, deadline=deadline)
     print(summary.line())
+    if summary.invalid and not summary.passed and not summary.failed:
+        # aot_eager itself refused every program: nothing was compared, which is no pass.
+        print(escape_text(f"lite_guard fuzz: every program was skipped, so nothing was tested"
+                          f" (the aot_eager reference failed: {summary.first_skip}); fix what"
+                          " it says and run again"), file=sys.stderr)
+        return 2
     return 1 if summary.failed else 0

@@ -56,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
             [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p]
             + [str(Path(p).resolve()) for p in args.registry])
+    from lite_compiler.commands import torch_start_problem
+
+    problem = torch_start_problem()
+    if problem:
+        print(f"lite_guard trace: {problem}", file=sys.stderr)
+        return 2
     try:
         import lite_compiler
         from lite_compiler.config import derive_configs, registry
@@ -71,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
     report = _Report(args)
+    _report_ignored_errors(args.script)
+    _warm_output()
+    _terminate_as_interrupt()
     try:
         lite, violation, failure = _run_script(args, "lite", report)
         default, _, default_failure = _run_script(args, "default", report) \
@@ -79,7 +88,109 @@ def run(args: argparse.Namespace) -> int:
         report.restore_stdout()
         print(f"lite_guard trace: {_one_line(exc)}", file=sys.stderr)
         return 2
-    return report.finish(lite, default, violation, failure or default_failure)
+    _terminate_by_default()  # the script is over: a SIGTERM now ends trace as it always did
+    status = report.finish(lite, default, violation, failure or default_failure)
+    _say_threads_left(args.script)
+    return status
+
+
+class _Terminated(BaseException):
+    """SIGTERM (a CI job's timeout) while the script runs: handled like Ctrl-C."""
+
+
+def _terminate_as_interrupt() -> None:
+    """A SIGTERM killed trace with the script: no ledger, no line, status 143 from nowhere. It
+    now ends the script as Ctrl-C does: the ledgers of what compiled, one line, exit 143. (Only
+    when SIGTERM has its default action: a parent that ignores it keeps that.)"""
+    import signal
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    with _suppressed_os_errors():
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, terminated)
+
+
+def _terminate_by_default() -> None:
+    import signal
+
+    with _suppressed_os_errors():
+        if getattr(signal.getsignal(signal.SIGTERM), "__qualname__", "").endswith("terminated"):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _warm_output() -> None:
+    """Import what printing the ledgers needs before the script runs: a script that uses up its
+    file descriptors (``RLIMIT_NOFILE``) or breaks imports (``sys.modules["rich"] = None``) lost
+    the ledgers to "'.../rich/__init__.py': Too many open files; check the path"."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    import lite_guard.atomic  # noqa: F401  (--html's writer)
+
+    table = Table(title=Text("warm"))
+    table.add_column("pass", overflow="fold")
+    table.add_row(Text("x", style="green"))
+    Console(file=io.StringIO(), force_terminal=True).print(table)
+
+
+def _report_ignored_errors(script: str) -> None:
+    """What Python reports outside the script's own flow, and ignores (an exception in a
+    thread, in ``__del__``, in an ``atexit`` callback, even SystemExit there), is one escaped
+    line on stderr. Python prints a traceback: trace printed it after the ledgers, raw (an ESC
+    in the message reached the terminal), and "Traceback" in a CI log reads as our crash. The
+    exit status stays what it is, as Python's does: these errors are ignored."""
+    import threading
+
+    def say(where: str, exc_type: Any, exc: BaseException | None) -> None:
+        first = (_shown(exc, str).strip().splitlines() or [""])[0][:300] if exc is not None else ""
+        name = getattr(exc_type, "__name__", "exception")
+        with _suppressed_os_errors():
+            print(escape_text(f"lite_guard trace: {script}: exception ignored in {where}, as Python"
+                              f" ignores it: {name}{': ' if first else ''}{first}"),
+                  file=sys.__stderr__ or sys.stderr, flush=True)
+
+    def unraisable(hook: Any) -> None:
+        where = (hook.err_msg or "").removeprefix("Exception ignored in").strip() or \
+            _shown(hook.object, repr)[:200]
+        say(where, hook.exc_type, hook.exc_value)
+
+    def in_thread(hook: Any) -> None:
+        if hook.exc_type is SystemExit:  # threading ignores it silently
+            return
+        say(f"thread {getattr(hook.thread, 'name', '?')}", hook.exc_type, hook.exc_value)
+
+    sys.unraisablehook = unraisable
+    threading.excepthook = in_thread
+
+
+def _suppressed_os_errors() -> Any:
+    import contextlib
+
+    return contextlib.suppress(OSError, ValueError)
+
+
+def _say_threads_left(script: str) -> None:
+    """Python waits, at exit, for the threads a script left running: the ledgers were printed,
+    then the run hung with nothing said. One line says what it waits for (a thread pool's
+    workers are stopped by their pool at exit and are not counted)."""
+    import threading
+
+    left = [t for t in threading.enumerate() if t.is_alive() and not t.daemon
+            and t is not threading.main_thread()
+            and getattr(getattr(t, "_target", None), "__module__", "") != "concurrent.futures.thread"]
+    if left:
+        names = ", ".join(t.name for t in left[:3]) + (", ..." if len(left) > 3 else "")
+        with _suppressed_os_errors():
+            sys.stdout.flush()
+            print(escape_text(f"lite_guard trace: {script} left {len(left)} thread(s) running"
+                              f" ({names}); waiting for them to end, as Python does (make them"
+                              " daemon threads or join them in the script; Ctrl-C stops the wait)"),
+                  file=sys.stderr, flush=True)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -101,6 +212,7 @@ class _Report:
         self.stdout_fd: int | None = None  # the real stdout while the script's goes to stderr
         self.stdout: Any = None
         self.interrupted = False  # Ctrl-C in the script: exit 130, as the shell's convention
+        self.terminated = False  # SIGTERM in the script: exit 143
 
     def script_output_to_stderr(self) -> None:
         """``--json``: stdout carries only JSON, so the script's prints (Python's and C's) go
@@ -133,7 +245,7 @@ class _Report:
         if failure:
             # The ledgers above are what ran before the script stopped.
             print(escape_text(f"lite_guard trace: {failure}"), file=sys.stderr)
-            return 130 if self.interrupted else 2
+            return 130 if self.interrupted else 143 if self.terminated else 2
         if args.html:
             from lite_guard.atomic import write_text_atomic
 
@@ -254,6 +366,9 @@ def _run_script(args: argparse.Namespace, mode: str,
     except KeyboardInterrupt:  # Ctrl-C: the ledgers of what compiled so far are still printed
         report.interrupted = True
         failure = f"{args.script} was interrupted in {mode} mode"
+    except _Terminated:  # SIGTERM: the same, with the shell's status for it
+        report.terminated = True
+        failure = f"{args.script} was terminated (SIGTERM) in {mode} mode"
     except BaseException as exc:  # a BaseException of the script's own: the same one line
         first = (_shown(exc, str).strip().splitlines() or [""])[0][:300]
         failure = f"{args.script} raised {type(exc).__name__}: {first} (in {mode} mode)"

@@ -74,6 +74,7 @@ class Summary:
     passed: int = 0
     failed: int = 0
     invalid: int = 0
+    first_skip: str = ""  # why the first skipped program was skipped
     seconds: float = 0.0
     reproducers: list[Path] = field(default_factory=list)
 
@@ -117,6 +118,7 @@ class FuzzSession:
                     summary.passed += 1
                 elif outcome.status == "invalid":
                     summary.invalid += 1
+                    summary.first_skip = summary.first_skip or outcome.detail
                 else:
                     summary.failed += 1
                     if self.shrink:
