@@ -2663,6 +2663,8 @@ def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extract
                 found.append(["param", params.index(value.id), value.id])
             elif isinstance(value, (ast.Name, ast.Attribute)) and _dotted(value):
                 found.append(["n", _dotted(value)])
+            elif isinstance(value, ast.Lambda):  # a closure chaining what it was given
+                found.append(extractor.expr(value))
         elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for name in ("body", "orelse", "finalbody"):
                 stack.extend(getattr(statement, name, None) or [])
