@@ -1127,8 +1127,8 @@ def _graph_return(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
     if not returned:
         return ""
     arguments = node.args
-    if any(graph_type(a.annotation) for a in [*arguments.posonlyargs, *arguments.args,
-                                               *arguments.kwonlyargs]):
+    parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    if any(graph_type(a.annotation) for a in parameters):
         return ""  # a transform of the graph it is handed: its calls are its steps
     return returned
 
@@ -1140,8 +1140,8 @@ def _produced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     element)."""
     params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
     built: set[str] = set()
-    statements = list(_statements(node.body, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                               ast.ClassDef)))
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    statements = list(_statements(node.body, nested))
     for statement in statements:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
             for target in statement.targets:
