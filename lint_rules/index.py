@@ -35,6 +35,8 @@ comprehension, ``["lambda", scope]``, ``["sub", value, key]``, ``["?", what]`` a
                          pattern registrations ("reg": the call, the decorated handler)
     calls                pipeline root qualname -> the calls in its body (LG005)
     returns              function qualname -> names / constructors it returns (factories)
+    producers            function qualname annotated to return an FX graph it builds -> the
+                         calls it hands that graph to (LG001: the rewrites among them)
     suppress             line -> text of its lite-guard / noqa comment (a real comment token)
 """
 
@@ -55,7 +57,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 23  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 24  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
@@ -1104,6 +1106,57 @@ def _threaded_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     return found + others[:16] if len(callees) >= 2 else []
 
 
+def _graph_return(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabulary,
+                  imports: dict | None = None) -> str:
+    """The FX graph type a function is annotated to return (``-> torch.fx.Graph``,
+    ``-> "torch.export.ExportedProgram"``, an ``Optional`` of one), when none of its parameters
+    is annotated as a graph: it builds the graph it returns (traces or exports a module). ""
+    otherwise, or for a graph type of another package (``-> onnx_ir.Graph``)."""
+    def graph_type(annotation: ast.expr | None) -> str:
+        for alternative in _alternatives(annotation):
+            if isinstance(alternative, ast.Constant) and isinstance(alternative.value, str):
+                dotted = alternative.value.strip()
+            else:
+                dotted = _dotted(alternative)
+            text = dotted.rsplit(".", 1)[-1] if dotted else _last(alternative)
+            if text in vocab.graph_names and not _foreign_annotation(dotted, imports, vocab):
+                return text
+        return ""
+
+    returned = graph_type(node.returns)
+    if not returned:
+        return ""
+    arguments = node.args
+    parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    if any(graph_type(a.annotation) for a in parameters):
+        return ""  # a transform of the graph it is handed: its calls are its steps
+    return returned
+
+
+def _produced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """The calls of a graph producer's own statements handed, first, a local it assigned from
+    a call (``graph = super().trace(root)``, then ``self.remove_inplace(graph)``): what it runs
+    on the graph it built. Not a parameter, not a value it never built (a constant, a loop's
+    element)."""
+    params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+    built: set[str] = set()
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    statements = list(_statements(node.body, nested))
+    for statement in statements:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            for target in statement.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                built.update(n.id for n in names if isinstance(n, ast.Name))
+    found = []
+    for statement in statements:
+        value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+        if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) \
+                and value.args[0].id in built and value.args[0].id not in params \
+                and isinstance(value.func, (ast.Name, ast.Attribute)) and len(found) < 16:
+            found.append(value)
+    return found
+
+
 def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                        vocab: Vocabulary) -> bool:
     """Does this function do something (more than ``pass``, a docstring, ``...``) without ever
@@ -1498,6 +1551,12 @@ class _Extractor(ast.NodeVisitor):
             self.summary.setdefault("refs", {})[qualname] = [
                 [self.expr(ref), ref.lineno, self._col(ref), self.expr(owner)]
                 for ref, owner in _walk_refs(node)]
+        if self.outside_torch and node.returns is not None \
+                and _graph_return(node, self.vocab, self.summary["imports"]):  # light or not
+            produced = _produced_calls(node)
+            if produced:  # a graph producer running the tree's code on what it built (LG001)
+                self.summary.setdefault("producers", {})[qualname] = [
+                    [self.expr(call.func), call.lineno, self._col(call)] for call in produced]
         if self.threads and klass is None and len(self.scopes) == 1:  # light or not
             threads = _threaded_calls(node)
             if len(threads) >= 2:  # a pass pipeline of the project's own (LG001 decides)
@@ -2610,6 +2669,7 @@ def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extract
     """The names and constructors a function returns (``return Pass()``, ``return fn``), found
     by walking statements only (no expression is walked: cheap enough for every function)."""
     found: list = []
+    params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
     stack: list[ast.stmt] = list(node.body)
     while stack and len(found) < 4:
         statement = stack.pop()
@@ -2619,8 +2679,14 @@ def _returned(node: ast.FunctionDef | ast.AsyncFunctionDef, extractor: "_Extract
                 callee = extractor.expr(value.func)
                 found.append(["call", callee, [extractor.expr(value.args[0])] if
                               _last(value.func) == "partial" and value.args else [], {}])
+            elif isinstance(value, ast.Name) and value.id in params:
+                # a helper handing back what it is given (``append_pass(existing, new)``
+                # returning ``new``): the caller's argument, bound where it is called
+                found.append(["param", params.index(value.id), value.id])
             elif isinstance(value, (ast.Name, ast.Attribute)) and _dotted(value):
                 found.append(["n", _dotted(value)])
+            elif isinstance(value, ast.Lambda):  # a closure chaining what it was given
+                found.append(extractor.expr(value))
         elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for name in ("body", "orelse", "finalbody"):
                 stack.extend(getattr(statement, name, None) or [])
@@ -3558,7 +3624,7 @@ class Index:
             if ref[0] == "ext" and ref[2]:
                 return [("instance", ref[1], ref[2])]  # outside the tree: named as imported
             if ref[0] == "func":  # a factory: what it returns
-                made = self._returned_values(ref[1], ref[2], d)
+                made = self._returned_values(ref[1], ref[2], d, (module, scope, expr, klass, binds))
                 if made:
                     return made
             return [Unresolved(_text(expr))]
@@ -3600,7 +3666,10 @@ class Index:
             module, scope, expr, klass = ref[1], ref[2], ref[3], _klass(ref)
         return None
 
-    def _returned_values(self, module: str, qualname: str, depth: int) -> list:
+    def _returned_values(self, module: str, qualname: str, depth: int,
+                         call: tuple | None = None) -> list:
+        """What a function returns; a parameter it hands back is the argument ``call`` (the
+        caller's module, scope, call expression, class, binds) gives it, when it gives one."""
         summary = self.module(module)
         returns = (summary or {}).get("returns", {}).get(qualname)
         if not returns:
@@ -3609,6 +3678,12 @@ class Index:
         klass = owner if owner in summary["classes"] else ""
         values: list = []
         for expr in returns:
+            if expr[0] == "param":
+                argument = _call_argument(call[2], expr[1] - (1 if klass else 0), expr[2]) \
+                    if call is not None else None
+                values += [Unresolved(expr[2])] if argument is None else self.values(
+                    call[0], call[1], argument, call[3], call[4], depth + 1)
+                continue
             values += self.values(module, qualname, expr, klass, None, depth + 1)
         return values
 
@@ -3735,6 +3810,21 @@ def _is_partial(expr: list) -> bool:
 
 def _klass(ref: Ref) -> str:
     return ref[4] if len(ref) > 4 else ""
+
+
+def _call_argument(call: list, position: int, keyword: str) -> list | None:
+    """The argument a call expression (``["call", callee, args, kwargs]``) gives a parameter,
+    by its position or its keyword; None when it gives none (a default, a ``*args``)."""
+    args, kwargs = (call[2], call[3]) if len(call) > 3 else ([], {})
+    if isinstance(kwargs, dict) and keyword in kwargs:
+        return kwargs[keyword]
+    if isinstance(kwargs, list):
+        for pair in kwargs:
+            if isinstance(pair, list) and len(pair) == 2 and pair[0] == keyword:
+                return pair[1]
+    if 0 <= position < len(args) and ["?", "*"] not in args[:position + 1]:
+        return args[position]  # no *args before it: the position is the parameter's
+    return None
 
 
 def _enclosing_scopes(scope: str, summary: dict) -> list[str]:

@@ -278,6 +278,7 @@ class _Check:
         self._graph_functions()
         self._compiled_rewrites()
         self._pipelines()
+        self._producers()
         self._registered_rewriting_classes()
         self._run_by_runners()
         self._interface_implementations()
@@ -483,6 +484,64 @@ class _Check:
                                 f" rewrite{'s' if len(rewrites) > 2 else ''}: a pass of that"
                                 " pipeline, which no hook sees", "function",
                                 guess_stage(real_module(at), name))
+
+    def _producers(self) -> None:
+        """A function annotated to return an FX graph that it builds itself (no parameter is a
+        graph: it traces or exports a module; experimental-experiment's ``CustomTracer.trace``
+        returning ``torch.fx.Graph``, AIMET's ``prepare_model`` returning the GraphModule it
+        traced) runs each rewrite of the tree it hands that graph to on every graph it produces:
+        a pass of that producer, which no hook sees, reported where it is defined. The rewrite
+        is a graph function of the tree (``_how_rewritten``) or a method of the producer's own
+        class (``self.remove_inplace(graph)``, ``cls.fold(graph)``) that rewrites the graph it
+        takes. A call that only reads, or a producer that is a pass itself, adds nothing."""
+        index = self.index
+        for module, summary in list(index.modules.items()):
+            for qualname, calls in (summary.get("producers") or {}).items():
+                producer = index.identity(module, qualname)
+                if producer in self.names:
+                    continue
+                owner = qualname.rpartition(".")[0]
+                klass = owner if owner in summary["classes"] else ""
+                for callee, _, _ in calls:
+                    found = self._produced_rewrite(module, qualname, klass, callee)
+                    if found is None:
+                        continue
+                    at, name, (line, col, evidence), how = found
+                    identity = index.identity(at, name)
+                    if identity in self.names:
+                        continue
+                    self._found(at, line, col, identity,
+                                f"function taking an FX graph ({evidence}), rewrites it ({how})"
+                                f" and the graph producer {producer}, which returns a graph it"
+                                " builds itself, runs it on each graph it builds: a pass of that"
+                                " producer, which no hook sees", "function",
+                                guess_stage(real_module(at), name))
+
+    def _produced_rewrite(self, module: str, qualname: str, klass: str, callee: list
+                          ) -> tuple[str, str, tuple, str] | None:
+        """(module, qualname, (line, col, evidence), how) of the rewrite a producer's call
+        runs: a method of its own class (or an in-tree ancestor) for ``self.m`` / ``cls.m``,
+        else the function of the tree the callee resolves to; None if it does not rewrite."""
+        index = self.index
+        head, _, method = callee[1].partition(".") if callee[0] == "n" else ("", "", "")
+        if klass and head in ("self", "cls") and method and "." not in method:
+            for ref in [("class", module, klass), *index.ancestors(module, klass)[0]]:
+                info = index.class_info(ref[1], ref[2]) if ref[0] == "class" else None
+                if info is None or not isinstance(ref[2], str) or not index.in_tree(ref[1]):
+                    continue
+                entry = (info.get("graph_effects") or {}).get(method)
+                if entry is not None and entry[3] and entry[2] \
+                        and method not in info["abstract"]:
+                    return (ref[1], f"{ref[2]}.{method}", (entry[0], entry[1], entry[2]),
+                            f"calls {entry[3]}()")
+                if method in info["methods"]:
+                    return None  # the nearest definition does not rewrite
+            return None
+        ref = index.expr_ref(module, qualname, callee, klass)
+        if ref[0] != "func" or not isinstance(ref[2], str) or not index.in_tree(ref[1]):
+            return None
+        found = self._rewrite_of(ref[1], ref[2])
+        return (ref[1], ref[2], *found) if found else None
 
     def _calls_it(self, summary: dict, module: str, name: str) -> bool:
         """Whether a parsed module calling ``name`` may call the function of that name in
