@@ -57,7 +57,7 @@ from typing import Any, Iterable, Iterator
 
 from lite_guard.identity import is_torch_module, pass_identity, qualified_name
 
-SUMMARY_VERSION = 24  # bump when the summary's shape changes (it is part of the cache key)
+SUMMARY_VERSION = 25  # bump when the summary's shape changes (it is part of the cache key)
 _MAX_DEPTH = 24  # expression nesting kept in a summary; deeper is "?" (hostile input stays small)
 MAX_ANCESTORS = 200  # classes read up one class's hierarchy; deeper is hostile, an LG900
 MAX_ALIASES = 48  # aliases / re-exports followed for one name; longer is hostile, an LG900
