@@ -641,6 +641,11 @@ def _namespace_of_file(namespace: Any, filename: str) -> bool:
     return home is not None and (home == filename or _same_file(home, filename))
 
 
+@functools.lru_cache(maxsize=8192)
+def _realpath(filename: str) -> str:
+    return os.path.realpath(filename)
+
+
 @functools.lru_cache(maxsize=4096)
 def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
@@ -671,8 +676,23 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     A module, class or container whose namespace holds the very same objects as at the last
     sweep, and whose functions run the same code objects, is not looked at again (compared by
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
-    first sweep of a process costs ~90-110 ms, later ones ~10-20 ms (2 shared CPU cores; the
-    code objects of ~14,000 functions add ~5-8 ms of that)."""
+    first sweep of a process costs ~90-110 ms. A sweep that finds every namespace it read last
+    time (modules, classes, containers, records) holding the very objects it held then, running
+    the very code, returns the last verdict after one comparison of them all (~4 ms for ~60,000
+    objects), so Inductor can be swept after each region compile (what code run while the region
+    compiled put there).
+
+    The classes of other packages that Inductor's classes derive from (sympy's printers under
+    Inductor's ``CppPrinter``) are read too: a method of theirs compiled outside their package
+    (a patch of ``sympy.printing.printer.Printer._print``) runs inside Inductor's code generation."""
+    live = tuple(item for name, module in list(sys.modules.items())
+                 if module is not None and name.startswith(prefix) for item in (name, module))
+    held = _SWEEPS.get(prefix)
+    if held is not None and held[0] == len(live) and _unchanged(
+            ("sweep", prefix), _objects_in([live, *held[1]])):
+        return held[3] + _reached_from_tables(held[2])
+    spaces: list[Any] = []  # every namespace this sweep reads, live (the next one compares them)
+
     modules, swapped = {}, {}
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(prefix):
@@ -683,6 +703,7 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             modules[name] = swapped[name] = module  # under its name too: they have no source)
     found = []
     bases: dict[type, None] = {}
+    library_bases: dict[type, None] = {}  # other packages' classes Inductor's classes derive from
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
     homes: dict[str, None] = {}  # the modules of the code Inductor's op tables hold
     tables: list[Any] = []  # Inductor's module-level containers (the op tables among them)
@@ -692,20 +713,27 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         start = len(found)
         if type(module) is not types.ModuleType:  # a module's class answers every attribute read
             # (torch's ConfigModule for Inductor's config; ``config.__class__ = Lying`` is not)
+            spaces.append(vars(type(module)))
             lying = _foreign_class(type(module))
             if lying is not None:
                 found.append((f"{name}.__class__", type(module)))
+        spaces.append(vars(module))
         classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
+            spaces.append(vars(cls))
             found += _foreign_members(name, cls)
+            library_bases.update(dict.fromkeys(_library_bases(cls)))
         for attr, container in containers:
             if id(container) not in containers_seen:
                 containers_seen.add(id(container))
                 found += _foreign_in_container(f"{name}:{attr}", container)
+                spaces.append(container)
+                spaces.extend(_HELD.get(f"{name}:{attr}", ((), ()))[1])  # (its records' fields)
                 homes.update(dict.fromkeys(_homes_of_table(container)))
                 tables.append(container)
         for attr, record in records:
+            spaces.append(vars(record))
             found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
         if name in swapped:  # what it holds is what ``from .name import X`` in Inductor gets
@@ -730,12 +758,71 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     for name in list(homes):  # one level: the tables those modules hold are not followed
         module = sys.modules.get(name)
         if name not in modules and module is not None and _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            spaces.append(vars(module))
             found += _contents_of(name, module)[1]
     for base in bases:  # swept once however many Inductor classes inherit from it
+        spaces.append(vars(base))
         found += _foreign_members(base.__module__, base)
+    for base in library_bases:
+        spaces.append(vars(base))
+        found += _foreign_library_members(base)
+    _SWEEPS[prefix] = (len(live), tuple(spaces), tuple(tables), found)
+    _unchanged(("sweep", prefix), _objects_in([live, *spaces]))  # (held from now on)
     # Deeper than one level: what the tables' code calls, by global name or through a module it
     # names (``utils.elementwise_dtypes`` in torch._decomp's cast wrapper), followed to the end.
-    found += _reached_from_tables(tables)
+    return found + _reached_from_tables(tables)
+
+
+_SWEEPS: dict[str, tuple[int, tuple[Any, ...], tuple[Any, ...], list[tuple[str, Any]]]] = {}
+
+
+def _library_bases(cls: type) -> list[type]:
+    """The classes ``cls`` derives from that another package defines (not torch, the standard
+    library, builtins): sympy's StrPrinter and Printer under Inductor's printers."""
+    found = []
+    for base in cls.__mro__[1:]:
+        module = sys.modules.get(base.__module__)
+        filename = getattr(module, "__file__", None)
+        if filename is not None and not _trusted_file(filename) and not filename.startswith(_OWN_DIR):
+            found.append(base)
+    return found
+
+
+def _package_dir(module_name: str) -> str | None:
+    """The directory of the top-level package ``module_name`` belongs to (its file for a
+    top-level module), real path with a trailing separator."""
+    top = sys.modules.get(module_name.partition(".")[0])
+    filename = getattr(top, "__file__", None)
+    if not filename:
+        return None
+    return os.path.dirname(os.path.realpath(filename)) + os.sep if os.path.basename(filename) == "__init__.py" \
+        else os.path.realpath(filename)
+
+
+def _foreign_library_members(cls: type) -> list[tuple[str, Any]]:
+    """The methods of another package's class (a base of Inductor's) whose code (any layer) was
+    compiled outside that package, the standard library, torch and the guard: a patch."""
+    if _unchanged(("library class", cls), vars(cls)) and cls in _FOUND:
+        return _FOUND[cls]
+    home = _package_dir(cls.__module__)
+    found = []
+    for attr, member in list(vars(cls).items()):
+        function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+        if type(function) is not types.FunctionType:
+            if _foreign_wrapper_member(function):
+                found.append((f"{cls.__module__}:{cls.__qualname__}.{attr}", function))
+            continue
+        for layer in _layers(function):
+            code = getattr(layer, "__code__", None)
+            if not isinstance(code, types.CodeType):
+                continue
+            filename = code.co_filename
+            if (home is not None and _realpath(filename).startswith(home)) \
+                    or filename.startswith(_OWN_DIR) or _trusted_function(layer, method=True):
+                continue
+            found.append((f"{cls.__module__}:{cls.__qualname__}.{attr}", member))
+            break
+    _FOUND[cls] = found
     return found
 
 
@@ -1465,3 +1552,108 @@ def _registered_ops(tables: Any) -> dict[int, tuple[Any, ...]]:
 
 
 _REGISTERED: dict[str, Any] = {}
+
+
+# ---- the guard's own code ------------------------------------------------------------------------
+# The guard decides with its own functions (guard.check, the provenance and effect checks) and the
+# registry core's (lite_guard.registry's match_pass): a library that rebinds one of them
+# (``lite_compiler.guard.check = lambda *a, **k: None``, a ``__code__`` written in place) turns
+# every refusal off without touching torch. Each name a module of the guard (or of the registry
+# core) binds with ``def`` or ``class`` in its source must still hold that code: compiled from the
+# guard's own files (decorators' wrappers from the standard library or torch around it).
+
+_OWN_PACKAGES = ("lite_compiler", "lite_guard")
+_DEFINED: dict[str, tuple[str, ...]] = {}  # module file -> the names its source binds by def/class
+
+
+def _own_dirs() -> tuple[str, ...]:
+    dirs = []
+    for package in _OWN_PACKAGES:
+        module = sys.modules.get(package)
+        if getattr(module, "__file__", None):
+            dirs.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def _defined_names(filename: str) -> tuple[str, ...]:
+    """The names a module's source binds at its top level with ``def`` or ``class`` (read once)."""
+    found = _DEFINED.get(filename)
+    if found is None:
+        import ast
+
+        try:
+            with open(filename, encoding="utf-8") as source:
+                tree = ast.parse(source.read(), filename)
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        found = tuple(node.name for node in (tree.body if tree is not None else ())
+                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+        _DEFINED[filename] = found
+    return found
+
+
+def _not_own(value: Any, dirs: tuple[str, ...], method: bool = False) -> bool:
+    """Whether ``value`` (a function, a decorated function, a class) is not the guard's own code:
+    its innermost layer compiled outside the guard's files, or a layer around it outside the
+    guard, torch and the standard library; a class: a method it defines, likewise."""
+    if isinstance(value, type):  # (methods the standard library generates or adds, a
+        # NamedTuple's ``__new__`` and ``_make``, are accepted in a class, as in torch's)
+        return any(_not_own(member, dirs, method=True) for member in list(vars(value).values())
+                   if isinstance(member, (types.FunctionType, staticmethod, classmethod, property)))
+    if isinstance(value, property):
+        return any(_not_own(f, dirs, method) for f in (value.fget, value.fset, value.fdel) if f is not None)
+    codes = [code for code in (getattr(layer, "__code__", None) for layer in _layers(value))
+             if isinstance(code, types.CodeType)]
+    if not codes:
+        return True  # a builtin, or an object, where the guard defined a function
+    own = [_realpath(code.co_filename).startswith(dirs) for code in codes]
+    if method and _trusted_file(codes[-1].co_filename):
+        own[-1] = True  # (what a class statement generates: a NamedTuple's methods)
+    return not own[-1] or not all(mine or _trusted_file(code.co_filename)
+                                  for mine, code in zip(own, codes))
+
+
+def tampered_own_code() -> list[tuple[str, Any]]:
+    """(``module:name``, the value) for each name a module of the guard defines with ``def`` or
+    ``class`` that holds other code now. A module whose namespace holds the very objects, running
+    the very code, of the last check is not looked at again (~0.3 ms for the package)."""
+    dirs = _own_dirs()
+    found = []
+    for name, module in list(sys.modules.items()):
+        if module is None or name.partition(".")[0] not in _OWN_PACKAGES:
+            continue
+        filename = getattr(module, "__file__", None)
+        if not filename or not filename.endswith(".py"):
+            continue
+        space = vars(module)
+        key = ("own", name, id(module))
+        if _unchanged(key, space) and key in _OWN_FOUND:
+            found += _OWN_FOUND[key]
+            continue
+        here = []
+        for attr in _defined_names(filename):
+            value = space.get(attr)
+            if value is not None and _not_own(value, dirs):
+                here.append((f"{name}:{attr}", value))
+        _OWN_FOUND[key] = here
+        found += here
+    return found
+
+
+_OWN_FOUND: dict[Any, list[tuple[str, Any]]] = {}
+
+
+def check_own_code(graph: str) -> None:
+    """Refuse to compile when the guard's own code was replaced (``tampered_own_code``): raised
+    directly, not through guard.check, which may be what was replaced."""
+    tampered = tampered_own_code()
+    if not tampered:
+        return
+    from lite_compiler.errors import LitePassViolation
+
+    where, value = tampered[0]
+    name = foreign_identity(value) or f"{type(value).__module__}:{type(value).__qualname__}"
+    raise LitePassViolation(name, "config", graph, (
+        f"no registry can name it: it stands in for the lite guard's own {where} (a monkeypatch of"
+        " the guard), which would decide what lite mode refuses; remove the patch"
+        f"{f' (and {len(tampered) - 1} more)' if len(tampered) > 1 else ''}"))
