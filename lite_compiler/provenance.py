@@ -1274,14 +1274,19 @@ def _foreign_wrapper_member(value: Any) -> bool:
                for layer in _layers(value))
 
 
-def check_inductor_classes() -> None:
+def check_inductor_classes(judged: dict[str, Any] | None = None) -> None:
     """Refuse every method patched into an Inductor class (and function put into an Inductor
     module) unless the registry allows its code in regions (lite = "region"/"always" under its
-    own identity)."""
+    own identity). ``judged``: where -> what was judged (and allowed) there earlier in this
+    compile; judged once (a compile sweeps several times: one ledger row each)."""
     for where, member in foreign_methods():
+        if judged is not None and judged.get(where) is member:
+            continue
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
-    check_virtualized_handlers()
+        if judged is not None:
+            judged[where] = member
+    check_virtualized_handlers(judged)
 
 
 def check_aot_autograd(change: str) -> None:
@@ -1295,7 +1300,7 @@ def check_aot_autograd(change: str) -> None:
                    " register it under this name, or remove the patch for lite compiles")
 
 
-def check_virtualized_handlers() -> None:
+def check_virtualized_handlers(judged: dict[str, Any] | None = None) -> None:
     """Inductor reads some of its strategy from per-thread handlers (``V.choices``: torch's own
     documentation suggests ``V.set_choices_handler(MyHeuristics())``), not from config. A handler
     of a class defined outside torch installed in this thread runs in every region compile: it
@@ -1312,10 +1317,14 @@ def check_virtualized_handlers() -> None:
         handler = getattr(local, getattr(value, "_key", ""), None)
         if handler is None or isinstance(handler, type):
             continue
+        if judged is not None and judged.get(f"V.{attr}") is type(handler):
+            continue
         check_code(type(handler), "lowering", (
             f"an instance is installed as Inductor's virtualized {attr.lstrip('_')!r} handler in this"
             " thread (torch._inductor.virtualized.V); register it under this name, or remove the"
             " handler for lite compiles"), in_region=True)
+        if judged is not None:
+            judged[f"V.{attr}"] = type(handler)
 
 
 def check_callees(fn: Any, torch_name: str, stage: str) -> None:
@@ -1627,7 +1636,8 @@ def tampered_own_code() -> list[tuple[str, Any]]:
             continue
         space = vars(module)
         key = ("own", name, id(module))
-        if _unchanged(key, space) and key in _OWN_FOUND:
+        classes = [vars(v) for v in space.values() if isinstance(v, type) and v.__module__ == name]
+        if _unchanged(key, _objects_in([space, *classes])) and key in _OWN_FOUND:
             found += _OWN_FOUND[key]
             continue
         here = []
@@ -1652,8 +1662,25 @@ def check_own_code(graph: str) -> None:
     from lite_compiler.errors import LitePassViolation
 
     where, value = tampered[0]
-    name = foreign_identity(value) or f"{type(value).__module__}:{type(value).__qualname__}"
+    name = _stand_in_identity(value)
     raise LitePassViolation(name, "config", graph, (
         f"no registry can name it: it stands in for the lite guard's own {where} (a monkeypatch of"
         " the guard), which would decide what lite mode refuses; remove the patch"
         f"{f' (and {len(tampered) - 1} more)' if len(tampered) > 1 else ''}"))
+
+
+def _stand_in_identity(value: Any) -> str:
+    """The identity of what stands in the guard's place: the first code (a method's, for a class)
+    compiled outside the guard, named by the module of its file (code written into the guard's
+    function keeps the guard's globals), else the object's class."""
+    dirs = _own_dirs()
+    members = [m for m in vars(value).values() if isinstance(m, (types.FunctionType, staticmethod, classmethod))] \
+        if isinstance(value, type) else [value]
+    for member in members:
+        for layer in _layers(member):
+            code = getattr(layer, "__code__", None)
+            if isinstance(code, types.CodeType) and not _realpath(code.co_filename).startswith(dirs) \
+                    and not _trusted_file(code.co_filename):
+                module = _module_of_file(code.co_filename) or getattr(layer, "__module__", None) or "<unknown>"
+                return qualified_name(module, getattr(code, "co_qualname", code.co_name))
+    return f"{type(value).__module__}:{type(value).__qualname__}"

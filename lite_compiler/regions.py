@@ -117,7 +117,7 @@ def sweep_inductor(again: bool = False) -> None:
     if session.effects.swept_inductor == imported and not again:
         return
     session.effects.swept_inductor = imported
-    check_inductor_classes()
+    check_inductor_classes(session.effects.judged)
 
 
 def python_kernels_traced(gm: torch.fx.GraphModule) -> bool:
