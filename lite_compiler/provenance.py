@@ -1244,6 +1244,12 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
         if type(function) is not types.FunctionType:
             if _foreign_wrapper_member(function):  # a partial (or cache) of foreign code, called
                 found.append((f"{name}:{cls.__qualname__}.{attr}", function))  # as the method
+            elif _foreign_code_item(member if isinstance(member, type) else type(member)):
+                # A class (or an instance of one) from outside torch that extends torch's, held
+                # where torch holds one of its own (``CppVecKernel.overrides``: the class whose
+                # methods write every op of the kernel)
+                found.append((f"{name}:{cls.__qualname__}.{attr}",
+                              member if isinstance(member, type) else type(member)))
             continue
         if _trusted_function(function, method=True):
             continue

@@ -452,3 +452,83 @@ def test_benign_tools_active_around_a_region_compile_are_not_refused(setup, indu
     torch.testing.assert_close(x.grad, ref.grad)
     if setup == "debug_log_capture":
         assert handler.records  # it did see Inductor's records
+
+
+# ---- what Inductor holds as data: a class in a class attribute, its kernel cache ----------------
+
+def _cos_is_sin_overrides():
+    from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+
+    class ScalarOverrides(CppOverrides):
+        @staticmethod
+        def cos(value):
+            RAN.append("cos")
+            return CppOverrides.sin(value)
+
+    class VecOverrides(CppVecOverrides):
+        def __new__(cls, *args, **kwargs):  # (CppVecOverrides binds its ops per instance)
+            self = super().__new__(cls, *args, **kwargs)
+            self.cos = self.sin
+            return self
+
+    return ScalarOverrides, VecOverrides
+
+
+def test_class_put_in_a_class_attribute_of_inductor_is_refused(monkeypatch):
+    """``CppKernel.overrides`` / ``CppVecKernel.overrides`` name the class whose methods write every
+    op of a C++ kernel: subclasses of torch's (cos written as sin) put there changed no method of
+    any torch class, and the sweep read only methods. A class from outside torch that extends
+    torch's, or an instance of one, held in a class attribute of Inductor's, runs as itself."""
+    from torch._inductor.codegen.cpp import CppKernel, CppVecKernel
+
+    scalar, vector = _cos_is_sin_overrides()
+    monkeypatch.setattr(CppKernel, "overrides", scalar)
+    monkeypatch.setattr(CppVecKernel, "overrides", vector)
+    x, y = torch.randn(8), torch.randn(8)
+    violation = refused(region_fn, x, y)
+    assert RAN == []
+    assert violation.pass_name in (qualified(scalar.__qualname__), qualified(vector.__qualname__))
+    assert "it was patched into torch._inductor.codegen.cpp:Cpp" in violation.reason
+
+
+def sin_region_fn(x, y):
+    with lite_compiler.region(id="r"):
+        z = (x * y).sin() * 3
+    return z + 1
+
+
+def test_kernel_put_under_another_kernels_key_in_inductors_memory_cache_is_refused():
+    """Inductor finds a C++ kernel's library in a memory cache (``CppPythonBindingsCodeCache.cache``)
+    by the hash of its source: an entry put under another kernel's key (here the cos region's
+    library under the sin region's key) was loaded as the sin kernel; every file and record was
+    authentic, and lite ran cos. By effect now: a kernel library the region's module binds must
+    have been built from the source that module gives for it (the C++ Inductor filed beside it)."""
+    from torch._inductor.codecache import CppPythonBindingsCodeCache as kernels
+
+    x, y = torch.randn(8), torch.randn(8)
+    before = set(kernels.cache)
+    compile_lite(sin_region_fn)(x, y)
+    sin_keys = set(kernels.cache) - before
+    compile_lite(region_fn)(x, y)
+    cos_keys = set(kernels.cache) - before - sin_keys
+    if len(sin_keys) != 1 or len(cos_keys) != 1:
+        pytest.skip("the kernels were in Inductor's memory cache already")
+    (sin_key,), (cos_key,) = sin_keys, cos_keys
+    sin_entry = kernels.cache[sin_key]
+    kernels.cache[sin_key] = kernels.cache[cos_key]
+    try:
+        violation = refused(sin_region_fn, x, y)
+    finally:
+        kernels.cache[sin_key] = sin_entry
+    assert violation.kind == "effect" and "region[r]" in violation.graph
+    assert "which was not built from the source the region's module gives for" in violation.reason
+
+
+def test_mode_lite_options_holding_a_pass_are_one_clear_error():
+    """``torch.compile(mode="lite", options={"post_grad_custom_post_pass": f})``: lite mode takes
+    only its own options; Inductor's configs belong on regions. One clear error, nothing runs."""
+    x, y = torch.randn(8), torch.randn(8)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="lite mode has no option 'post_grad_custom_post_pass'"):
+        torch.compile(plain_fn, mode="lite", options={"post_grad_custom_post_pass": _mul_to_add})(x, y)
+    assert RAN == []
