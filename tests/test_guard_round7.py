@@ -491,9 +491,15 @@ def test_class_put_in_a_class_attribute_of_inductor_is_refused(monkeypatch):
     assert "it was patched into torch._inductor.codegen.cpp:Cpp" in violation.reason
 
 
-def sin_region_fn(x, y):
+def sin_kernel_fn(x, y):  # (a constant of its own: kernels no other test compiles)
     with lite_compiler.region(id="r"):
-        z = (x * y).sin() * 3
+        z = (x * y).sin() * 7.125
+    return z + 1
+
+
+def cos_kernel_fn(x, y):
+    with lite_compiler.region(id="r"):
+        z = (x * y).cos() * 7.125
     return z + 1
 
 
@@ -507,9 +513,9 @@ def test_kernel_put_under_another_kernels_key_in_inductors_memory_cache_is_refus
 
     x, y = torch.randn(8), torch.randn(8)
     before = set(kernels.cache)
-    compile_lite(sin_region_fn)(x, y)
+    compile_lite(sin_kernel_fn)(x, y)
     sin_keys = set(kernels.cache) - before
-    compile_lite(region_fn)(x, y)
+    compile_lite(cos_kernel_fn)(x, y)
     cos_keys = set(kernels.cache) - before - sin_keys
     if len(sin_keys) != 1 or len(cos_keys) != 1:
         pytest.skip("the kernels were in Inductor's memory cache already")
@@ -517,7 +523,7 @@ def test_kernel_put_under_another_kernels_key_in_inductors_memory_cache_is_refus
     sin_entry = kernels.cache[sin_key]
     kernels.cache[sin_key] = kernels.cache[cos_key]
     try:
-        violation = refused(sin_region_fn, x, y)
+        violation = refused(sin_kernel_fn, x, y)
     finally:
         kernels.cache[sin_key] = sin_entry
     assert violation.kind == "effect" and "region[r]" in violation.graph
