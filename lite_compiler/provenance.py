@@ -18,6 +18,7 @@ import functools
 import gc
 import operator
 import os
+import re
 import sys
 import types
 from typing import Any
@@ -1606,20 +1607,21 @@ def _own_dirs() -> tuple[str, ...]:
 
 
 def _defined_names(filename: str) -> tuple[str, ...]:
-    """The names a module's source binds at its top level with ``def`` or ``class`` (read once)."""
+    """The names a module's source binds at its top level with ``def`` or ``class`` (a statement
+    at the start of a line; read once per file, ~0.1 ms: no parse)."""
     found = _DEFINED.get(filename)
     if found is None:
-        import ast
-
         try:
             with open(filename, encoding="utf-8") as source:
-                tree = ast.parse(source.read(), filename)
-        except (OSError, SyntaxError, ValueError):
-            tree = None
-        found = tuple(node.name for node in (tree.body if tree is not None else ())
-                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+                text = source.read()
+        except (OSError, ValueError):
+            text = ""
+        found = tuple(dict.fromkeys(match.group(1) for match in _DEFINITION.finditer(text)))
         _DEFINED[filename] = found
     return found
+
+
+_DEFINITION = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
 
 def _not_own(value: Any, dirs: tuple[str, ...], method: bool = False) -> bool:
@@ -1645,33 +1647,33 @@ def _not_own(value: Any, dirs: tuple[str, ...], method: bool = False) -> bool:
 
 def tampered_own_code() -> list[tuple[str, Any]]:
     """(``module:name``, the value) for each name a module of the guard defines with ``def`` or
-    ``class`` that holds other code now. A module whose namespace holds the very objects, running
-    the very code, of the last check is not looked at again (~0.3 ms for the package)."""
+    ``class`` that holds other code now. When the guard's modules and classes hold the very
+    objects, running the very code, of the last check, its verdict stands (one comparison, at C
+    speed: ~0.2 ms)."""
+    live = tuple(item for name, module in list(sys.modules.items())
+                 if name.startswith(_OWN_PACKAGES) and module is not None for item in (name, module))
+    held = _OWN_CHECKED.get("held")
+    if held is not None and held[0] == len(live) and _unchanged(("own",), _objects_in([live, *held[1]])):
+        return held[2]
     dirs = _own_dirs()
-    found = []
-    for name, module in list(sys.modules.items()):
-        if module is None or name.partition(".")[0] not in _OWN_PACKAGES:
-            continue
+    found, spaces = [], []
+    for name, module in zip(live[::2], live[1::2]):
         filename = getattr(module, "__file__", None)
-        if not filename or not filename.endswith(".py"):
+        if name.partition(".")[0] not in _OWN_PACKAGES or not filename or not filename.endswith(".py"):
             continue
         space = vars(module)
-        key = ("own", name, id(module))
-        classes = [vars(v) for v in space.values() if isinstance(v, type) and v.__module__ == name]
-        if _unchanged(key, _objects_in([space, *classes])) and key in _OWN_FOUND:
-            found += _OWN_FOUND[key]
-            continue
-        here = []
+        spaces.append(space)
+        spaces += [vars(v) for v in list(space.values()) if isinstance(v, type) and v.__module__ == name]
         for attr in _defined_names(filename):
             value = space.get(attr)
             if value is not None and _not_own(value, dirs):
-                here.append((f"{name}:{attr}", value))
-        _OWN_FOUND[key] = here
-        found += here
+                found.append((f"{name}:{attr}", value))
+    _OWN_CHECKED["held"] = (len(live), tuple(spaces), found)
+    _unchanged(("own",), _objects_in([live, *spaces]))  # (held from now on)
     return found
 
 
-_OWN_FOUND: dict[Any, list[tuple[str, Any]]] = {}
+_OWN_CHECKED: dict[str, tuple[int, tuple[Any, ...], list[tuple[str, Any]]]] = {}
 
 
 def check_own_code(graph: str) -> None:
