@@ -29,7 +29,8 @@ from lite_guard.identity import qualified_name
 _OWN_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep  # lite_compiler: the guard itself
 
 
-def _torch_dir() -> str:
+@functools.lru_cache(maxsize=1)
+def _torch_dir() -> str:  # (a realpath: ~50 us, asked for every file not seen yet)
     import torch
 
     return os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
@@ -598,6 +599,7 @@ def foreign_at_run_time(compiled: Any) -> dict[str, str]:
 # computes without touching the FX graph, the schedule or the wrapper's lines, which the effect
 # checks watch. Once per compile with regions, Inductor's modules are swept for code not torch's.
 
+@functools.lru_cache(maxsize=1)
 def _stdlib_dir() -> str:
     import sysconfig
 
@@ -1128,7 +1130,22 @@ def _foreign_value(attr: str, value: Any) -> Any:
 
 def _trusted_class(cls: type) -> bool:
     """A class defined in a trusted file (torch's, the standard library's) or a built-in or frozen
-    module, none of whose own methods was compiled elsewhere (``__module__`` can be written)."""
+    module, none of whose own methods was compiled elsewhere (``__module__`` can be written).
+    Asked for the class of every object a swept namespace holds (a few hundred classes, asked
+    thousands of times): the verdict stands while the class holds the very same objects."""
+    held = _TRUSTED_CLASSES.get(cls)
+    module = sys.modules.get(cls.__module__)
+    if _unchanged(("trusted class", cls), vars(cls)) and held is not None and held[1] is module:
+        return held[0]
+    verdict = _judge_class(cls)
+    _TRUSTED_CLASSES[cls] = (verdict, module)
+    return verdict
+
+
+_TRUSTED_CLASSES: dict[type, tuple[bool, Any]] = {}
+
+
+def _judge_class(cls: type) -> bool:
     module = sys.modules.get(cls.__module__)
     if module is None:
         return False
