@@ -693,13 +693,20 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     The classes of other packages that Inductor's classes derive from (sympy's printers under
     Inductor's ``CppPrinter``) are read too: a method of theirs compiled outside their package
     (a patch of ``sympy.printing.printer.Printer._print``) runs inside Inductor's code generation."""
+    # (the modules a sweep reads: Inductor's generated code registers modules under its name,
+    # one per compiled graph, which are not torch's and not read)
     live = tuple(item for name, module in list(sys.modules.items())
-                 if module is not None and name.startswith(prefix) for item in (name, module))
+                 if module is not None and name.startswith(prefix)
+                 and (_file_in_torch(getattr(module, "__file__", None) or "<none>")
+                      or _torch_source_of(name) is not None) for item in (name, module))
     held = _SWEEPS.get(prefix)
     if held is not None and held[0] == len(live) and _unchanged(
-            ("sweep", prefix), _objects_in([live, *held[1]])):
+            ("sweep", prefix), _judged_objects(live, held[1], held[4])):
         return held[3] + _reached_from_tables(held[2])
-    spaces: list[Any] = []  # every namespace this sweep reads, live (the next one compares them)
+    # Every namespace this sweep reads, live (the next one compares them): modules and containers,
+    # whose containers are read too; classes and records, whose containers are not.
+    spaces: list[Any] = []
+    shallow: list[Any] = []
 
     modules, swapped = {}, {}
     for name, module in list(sys.modules.items()):
@@ -721,7 +728,7 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         start = len(found)
         if type(module) is not types.ModuleType:  # a module's class answers every attribute read
             # (torch's ConfigModule for Inductor's config; ``config.__class__ = Lying`` is not)
-            spaces.append(vars(type(module)))
+            shallow.append(vars(type(module)))
             lying = _foreign_class(type(module))
             if lying is not None:
                 found.append((f"{name}.__class__", type(module)))
@@ -729,7 +736,7 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
-            spaces.append(vars(cls))
+            shallow.append(vars(cls))
             found += _foreign_members(name, cls)
             library_bases.update(dict.fromkeys(_library_bases(cls)))
         for attr, container in containers:
@@ -737,11 +744,11 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
                 containers_seen.add(id(container))
                 found += _foreign_in_container(f"{name}:{attr}", container)
                 spaces.append(container)
-                spaces.extend(_HELD.get(f"{name}:{attr}", ((), ()))[1])  # (its records' fields)
+                shallow.extend(_HELD.get(f"{name}:{attr}", ((), ()))[1])  # (its records' fields)
                 homes.update(dict.fromkeys(_homes_of_table(container)))
                 tables.append(container)
         for attr, record in records:
-            spaces.append(vars(record))
+            shallow.append(vars(record))
             found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
         if name in swapped:  # what it holds is what ``from .name import X`` in Inductor gets
@@ -769,19 +776,37 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             spaces.append(vars(module))
             found += _contents_of(name, module)[1]
     for base in bases:  # swept once however many Inductor classes inherit from it
-        spaces.append(vars(base))
+        shallow.append(vars(base))
         found += _foreign_members(base.__module__, base)
     for base in library_bases:
-        spaces.append(vars(base))
+        shallow.append(vars(base))
         found += _foreign_library_members(base)
-    _SWEEPS[prefix] = (len(live), tuple(spaces), tuple(tables), found)
-    _unchanged(("sweep", prefix), _objects_in([live, *spaces]))  # (held from now on)
+    _SWEEPS[prefix] = (len(live), tuple(spaces), tuple(tables), found, tuple(shallow))
+    _unchanged(("sweep", prefix), _judged_objects(live, spaces, shallow))  # (held from now on)
     # Deeper than one level: what the tables' code calls, by global name or through a module it
     # names (``utils.elementwise_dtypes`` in torch._decomp's cast wrapper), followed to the end.
     return found + _reached_from_tables(tables)
 
 
 _SWEEPS: dict[str, tuple[int, tuple[Any, ...], tuple[Any, ...], list[tuple[str, Any]]]] = {}
+
+
+def _judged_objects(live: tuple[Any, ...], spaces: Any, shallow: Any) -> tuple[Any, ...]:
+    """What a sweep's verdict depends on, as one tuple (at C speed): the modules, and the values of
+    the namespaces it read, less the numbers, strings and None (no code: a counter Inductor bumps
+    at every compile would make every sweep read everything again), and less the containers of
+    classes and records (a class's cache dict rebound at every compile), which the sweep does not
+    read either."""
+    import itertools
+
+    full, part = _objects_in(spaces), _objects_in(shallow)
+    return (*live,
+            *itertools.compress(full, map(operator.not_, map(_SCALARS.__contains__, map(type, full)))),
+            *itertools.compress(part, map(operator.not_, map(_UNREAD.__contains__, map(type, part)))))
+
+
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+_UNREAD = _SCALARS | {dict, list, tuple, set, frozenset}
 
 
 def _library_bases(cls: type) -> list[type]:
@@ -1614,6 +1639,7 @@ _OWN_PACKAGES = ("lite_compiler", "lite_guard")
 _DEFINED: dict[str, tuple[str, ...]] = {}  # module file -> the names its source binds by def/class
 
 
+@functools.lru_cache(maxsize=1)
 def _own_dirs() -> tuple[str, ...]:
     dirs = []
     for package in _OWN_PACKAGES:
@@ -1691,22 +1717,51 @@ def tampered_own_code() -> list[tuple[str, Any]]:
 
 
 _OWN_CHECKED: dict[str, tuple[int, tuple[Any, ...], list[tuple[str, Any]]]] = {}
+_OWN_VERDICT: dict[str, tuple[Any, ...]] = {}
 
 
-def check_own_code(graph: str) -> None:
-    """Refuse to compile when the guard's own code was replaced (``tampered_own_code``): raised
-    directly, not through guard.check, which may be what was replaced."""
+def check_own_code(graph: str, registry: Any = None, ledger: Any = None) -> None:
+    """Refuse to compile when the guard's own code was replaced (``tampered_own_code``), unless
+    the registry names what stands there lite = "always" (a benchmark's timing wrappers, a
+    profiler's instrumentation: registered, and a ledger row says so). Raised directly, not
+    through guard.check, which may be what was replaced; the registry is not asked when its
+    own code (lite_guard.registry) is what was replaced."""
     tampered = tampered_own_code()
     if not tampered:
         return
     from lite_compiler.errors import LitePassViolation
 
-    where, value = tampered[0]
-    name = _stand_in_identity(value)
+    held = _OWN_VERDICT.get("held")
+    if held is not None and held[0] is tampered and held[1] is registry:
+        allowed, refused = held[2], held[3]  # (the same findings, the same registry: ~1 us)
+    else:
+        registry_replaced = any(where.startswith("lite_guard.registry:") for where, _ in tampered)
+        version = getattr(sys.modules.get("torch"), "__version__", None)
+        allowed, refused = [], []
+        for where, value in tampered:
+            name = _stand_in_identity(value)
+            entry = registry.match_pass(name) if registry is not None and not registry_replaced else None
+            if entry is not None and entry.lite == "always" and (not entry.torch or entry.exists_in(version)):
+                allowed.append((where, name))
+            else:
+                refused.append((where, name))
+        _OWN_VERDICT["held"] = (tampered, registry, allowed, refused)
+    if ledger is not None:
+        from lite_compiler.ledger import LedgerEntry
+
+        for where, name in allowed:
+            if not any(row.name == name and row.graph == graph for row in ledger.entries):
+                ledger.add(LedgerEntry(name=name, stage="config", graph=graph, allowed=True, lite="always",
+                                       kind="function", reason=f"it stands in for the lite guard's own {where}"
+                                       " (registered lite = \"always\": instrumentation)"))
+    if not refused:
+        return
+    where, name = refused[0]
     raise LitePassViolation(name, "config", graph, (
-        f"no registry can name it: it stands in for the lite guard's own {where} (a monkeypatch of"
-        " the guard), which would decide what lite mode refuses; remove the patch"
-        f"{f' (and {len(tampered) - 1} more)' if len(tampered) > 1 else ''}"))
+        f"it stands in for the lite guard's own {where} (a monkeypatch of the guard), which would"
+        " decide what lite mode refuses; remove the patch, or register instrumentation that only"
+        " measures lite = \"always\""
+        f"{f' (and {len(refused) - 1} more)' if len(refused) > 1 else ''}"))
 
 
 def _stand_in_identity(value: Any) -> str:

@@ -30,7 +30,7 @@ def session(mode: str, registry: Any, ledger: Ledger, graph: str = "graph",
         # checked as it is imported: lite_compiler.hooks._PatchOnImport).
         hooks.check_hooks(registry)
         # ...and never with the guard's own deciding code replaced (lite_compiler.provenance).
-        provenance.check_own_code(graph)
+        provenance.check_own_code(graph, registry, ledger)
     new = Session(mode=mode, registry=registry, ledger=ledger, graph=graph,
                   effects=effects if effects is not None else EffectState())
     with _pushed(new):
