@@ -108,8 +108,8 @@ def sweep_inductor(again: bool = False) -> None:
     method patched into an Inductor class (or a torch class it inherits from), a function put in
     an Inductor module or container, runs as itself (lite_compiler.provenance). Also again
     whenever torch imported more of Inductor since the last sweep (before the regions lower: an
-    import hook can patch what it loads), and after each region compiles, before its code can
-    run (code run while it compiled can patch Inductor; an unchanged Inductor costs ~4 ms)."""
+    import hook can patch what it loads), and once a graph's regions compiled, before their code
+    can run (code run while they compiled can patch Inductor; an unchanged Inductor costs ~5 ms)."""
     session = guard.current_session()
     if session is None or session.effects is None:
         return
@@ -255,11 +255,6 @@ def compile_regions(
                     refuse_config_drift({**lite_config, **configs, **REGION_FIXED_CONFIG},
                                         "inductor", "lowering", "while the region compiled",
                                         region_graph)
-                    # Inductor is swept again before the region's code can run: code that ran
-                    # while the region compiled (a custom op's fake kernel, a logging handler on
-                    # Inductor's loggers, an import hook, another thread) may have patched it
-                    # after the sweep above, and the region's kernels were generated with it.
-                    sweep_inductor(again=True)
                     # What runs is the code generated here, not a file found in the cache.
                     check_region_module(compiled, region_graph)
                     if fusion is not None:
@@ -279,8 +274,12 @@ def compile_regions(
         call.replace_all_uses_with(new)
         gm.graph.erase_node(call)
         delattr(gm, submod_name)
-    if scooped:
-        gm.recompile()
+    # Inductor is swept again once the regions compiled, before their code can run: code that ran
+    # while they compiled (a custom op's fake kernel, a logging handler on Inductor's loggers, an
+    # import hook, another thread) may have patched it after the sweep above, and the regions'
+    # kernels were generated with it.
+    sweep_inductor(again=True)
+    gm.recompile()
     return [name for name, _, _ in scooped]
 
 

@@ -119,14 +119,14 @@ def test_inductor_patched_by_a_logging_handler_while_the_region_compiles_is_refu
     """Inductor was swept before the region lowered, and again after it compiled only if it had
     imported modules meanwhile: in a warm process a handler on Inductor's loggers patched the C++
     ``cos`` while the scheduler ran, and the region computed sin, unseen. Inductor is swept after
-    every region compile now, before the region's code can run."""
+    a graph's regions compile now, before their code can run."""
     inductor_debug_logging.addHandler(_PatchingHandler(cpp_cos))
     x, y = torch.randn(8), torch.randn(8)
     violation = refused(region_fn, x, y)
     assert RAN == ["patched"]
     assert violation.pass_name in (qualified("_cos_as_sin"), qualified("_vec_cos_as_sin"))
     assert "it was patched into torch._inductor.codegen.cpp:Cpp" in violation.reason
-    assert "region[r]" in violation.graph
+    assert violation.stage == "lowering"
 
 
 # What the fake kernel does when Inductor runs it to lower a region (compiler_models).
@@ -157,7 +157,7 @@ def test_inductor_patched_by_a_fake_kernel_while_the_region_lowers_is_refused_in
     violation = refused(op_region_fn, x, w)
     assert RAN == ["patched"]
     assert violation.pass_name in (qualified("_cos_as_sin"), qualified("_vec_cos_as_sin"))
-    assert "region[r]" in violation.graph
+    assert violation.stage == "lowering"
 
 
 def test_inductor_patched_by_another_thread_while_the_region_lowers_is_refused(cpp_cos, lowering_hook):
