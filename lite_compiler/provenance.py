@@ -684,11 +684,12 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     A module, class or container whose namespace holds the very same objects as at the last
     sweep, and whose functions run the same code objects, is not looked at again (compared by
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
-    first sweep of a process costs ~90-110 ms. A sweep that finds every namespace it read last
-    time (modules, classes, containers, records) holding the very objects it held then, running
-    the very code, returns the last verdict after one comparison of them all (~4 ms for ~60,000
-    objects), so Inductor can be swept after each region compile (what code run while the region
-    compiled put there).
+    first sweep of a process costs ~150-250 ms. A sweep that finds every namespace it read last
+    time (modules, classes, op tables, records) holding the very objects it held then, running
+    the very code, returns the last verdict after one comparison of them all (~3-5 ms for ~30,000
+    objects), the other containers (metrics and logs Inductor fills as it compiles) read again
+    where they changed, so Inductor can be swept once a graph's regions compiled (what code run
+    while they compiled put there).
 
     The classes of other packages that Inductor's classes derive from (sympy's printers under
     Inductor's ``CppPrinter``) are read too: a method of theirs compiled outside their package
@@ -702,11 +703,16 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     held = _SWEEPS.get(prefix)
     if held is not None and held[0] == len(live) and _unchanged(
             ("sweep", prefix), _judged_objects(live, held[1], held[4])):
-        return held[3] + _reached_from_tables(held[2])
+        found = list(held[3])
+        for where, container in held[5]:  # (lists and dicts Inductor fills as it compiles:
+            found += _foreign_in_container(where, container)  # each read again if it changed)
+        return found + _reached_from_tables(held[2])
     # Every namespace this sweep reads, live (the next one compares them): modules and containers,
     # whose containers are read too; classes and records, whose containers are not.
     spaces: list[Any] = []
     shallow: list[Any] = []
+    filled: list[tuple[str, Any]] = []  # containers other than op tables, and what they held
+    from_filled: set[int] = set()
 
     modules, swapped = {}, {}
     for name, module in list(sys.modules.items()):
@@ -742,9 +748,13 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         for attr, container in containers:
             if id(container) not in containers_seen:
                 containers_seen.add(id(container))
-                found += _foreign_in_container(f"{name}:{attr}", container)
-                spaces.append(container)
-                shallow.extend(_HELD.get(f"{name}:{attr}", ((), ()))[1])  # (its records' fields)
+                in_it = _foreign_in_container(f"{name}:{attr}", container)
+                found += in_it
+                if isinstance(container, dict) and container and _is_op(next(iter(container))):
+                    spaces.append(container)  # an op table: its entries and their homes
+                else:  # metrics, logs, registries: compared on their own at the next sweep
+                    filled.append((f"{name}:{attr}", container))
+                    from_filled.update(map(id, in_it))
                 homes.update(dict.fromkeys(_homes_of_table(container)))
                 tables.append(container)
         for attr, record in records:
@@ -781,14 +791,19 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     for base in library_bases:
         shallow.append(vars(base))
         found += _foreign_library_members(base)
-    _SWEEPS[prefix] = (len(live), tuple(spaces), tuple(tables), found, tuple(shallow))
-    _unchanged(("sweep", prefix), _judged_objects(live, spaces, shallow))  # (held from now on)
+    if swapped:  # (a stand-in module's findings are relabelled: no short cut)
+        _SWEEPS.pop(prefix, None)
+    else:
+        _SWEEPS[prefix] = (len(live), tuple(spaces), tuple(tables),
+                           [item for item in found if id(item) not in from_filled], tuple(shallow),
+                           tuple(filled))
+        _unchanged(("sweep", prefix), _judged_objects(live, spaces, shallow))  # (held from now on)
     # Deeper than one level: what the tables' code calls, by global name or through a module it
     # names (``utils.elementwise_dtypes`` in torch._decomp's cast wrapper), followed to the end.
     return found + _reached_from_tables(tables)
 
 
-_SWEEPS: dict[str, tuple[int, tuple[Any, ...], tuple[Any, ...], list[tuple[str, Any]]]] = {}
+_SWEEPS: dict[str, tuple[Any, ...]] = {}
 
 
 def _judged_objects(live: tuple[Any, ...], spaces: Any, shallow: Any) -> tuple[Any, ...]:
