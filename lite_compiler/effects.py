@@ -220,6 +220,8 @@ class EffectState:
         # this compile (0: not yet; ~10-25 ms a sweep; again when more are imported;
         # lite_compiler.provenance.check_inductor_classes). Not reset between stages.
         self.swept_inductor = 0
+        # What those sweeps judged (and allowed), by where it was found: judged once a compile.
+        self.judged: dict[str, Any] = {}
         # GraphLowering.run calls seen (probe): a region compile that adds none was lowered
         # somewhere the guard cannot see (another process, a cache). Not reset between stages.
         self.lowerings_seen = 0

@@ -284,4 +284,4 @@ def check_region_module(compiled: Any, region_graph: str) -> None:
             f" module in Inductor's code cache ({path}; {differs} differs); remove the patch for"
             " lite compiles"), graph=region_graph)
     # ...and the C++ kernels it calls were built for it, not found in the cache (kernel_libraries).
-    check_region_kernels(getattr(function, "__globals__", {}), region_graph)
+    check_region_kernels(getattr(function, "__globals__", {}), region_graph, source)

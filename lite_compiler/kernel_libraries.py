@@ -174,7 +174,7 @@ def verifying_build(original: Callable[..., Any]) -> Callable[..., Any]:
     return _worker_compile_cpp
 
 
-def check_region_kernels(namespace: dict[str, Any], region_graph: str) -> None:
+def check_region_kernels(namespace: dict[str, Any], region_graph: str, source: str | None = None) -> None:
     """After a region compiled: every kernel library its module holds (a function of an
     extension module loaded from a file) must be verified. One Inductor loaded earlier in this
     process outside a lite compile (its memory cache: no build step ran now) and with no
@@ -187,15 +187,60 @@ def check_region_kernels(namespace: dict[str, Any], region_graph: str) -> None:
     # Only Inductor's C++ cache: a CUDA region's module also binds torch's own extension
     # (torch._C._cuda_getCurrentRawStream), which is torch's install, not a cached kernel.
     cache = os.path.join(os.path.realpath(cache_dir()), "")
-    for value in list(namespace.values()):
+    kernels = _kernel_sources(source) if source else {}
+    for name, value in list(namespace.items()):
         owner = getattr(value, "__self__", None)
         path = getattr(owner, "__file__", None) if isinstance(owner, types.ModuleType) else None
         if not isinstance(path, str) or not path.endswith((".so", ".pyd", ".dylib")) \
-                or not os.path.realpath(path).startswith(cache) \
-                or path in _REPORTED or verified(path):
+                or not os.path.realpath(path).startswith(cache):
+            continue
+        if name in kernels:
+            _check_built_from(name, kernels[name], path, region_graph)
+        if path in _REPORTED or verified(path):
             continue
         _REPORTED.add(path)
         _report_unverified(path, region_graph)
+
+
+def _kernel_sources(source: str) -> dict[str, str]:
+    """{kernel name: its C++ source} as the region's module binds them (``name =
+    async_compile.cpp_pybinding([...], r'''...''')``: a call whose last text argument is the source)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            texts = [a.value for a in node.value.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if texts:
+                found[node.targets[0].id] = texts[-1]
+    return found
+
+
+def _check_built_from(name: str, kernel_source: str, path: str, region_graph: str) -> None:
+    """By effect: the library bound as kernel ``name`` was built from the source the region's
+    module gives for it. Inductor files the C++ it builds beside the library, under the same key
+    (``<key>.main.cpp`` for ``<key>.main.so``), and finds libraries in a memory cache by that key:
+    an entry put under another kernel's key (``CppPythonBindingsCodeCache.cache[k] = ...``) runs
+    the other kernel's code, with no file changed."""
+    stem, _ = os.path.splitext(path)
+    try:
+        with open(f"{stem}.cpp", encoding="utf-8", errors="replace") as built:
+            built_from = built.read()
+    except OSError:
+        built_from = None
+    if built_from is not None and kernel_source.strip() in built_from:
+        return
+    guard.refuse_effect("lowering", (
+        f"the region's kernel {name} runs the library {path}, which was not built from the source"
+        f" the region's module gives for {name} (" + ("no source filed beside it" if built_from is None
+                                                      else f"{stem}.cpp holds other code") +
+        "): Inductor's kernel cache (in memory or on disk) handed over another kernel; clear"
+        " torch._inductor.codecache's caches and remove the patch for lite compiles"), graph=region_graph)
 
 
 _REPORTED: set[str] = set()  # reported once a process

@@ -18,6 +18,7 @@ import functools
 import gc
 import operator
 import os
+import re
 import sys
 import types
 from typing import Any
@@ -28,7 +29,8 @@ from lite_guard.identity import qualified_name
 _OWN_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep  # lite_compiler: the guard itself
 
 
-def _torch_dir() -> str:
+@functools.lru_cache(maxsize=1)
+def _torch_dir() -> str:  # (a realpath: ~50 us, asked for every file not seen yet)
     import torch
 
     return os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
@@ -351,11 +353,18 @@ _FX_VERIFIED: dict[int, tuple[Any, Any, bool]] = {}
 _OBSERVED: dict[Any, tuple[Any, ...]] = {}  # per ``key``: the namespaces a clean call ran in
 
 
-def _code_held(space: Any) -> tuple[Any, ...]:
-    """What of a namespace can run: its callables (functions, classes, methods' wrappers, objects
-    with ``__call__``); counters and caches a module or class rebinds are left out."""
-    return tuple(v for v in list(space.values())
-                 if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
+def _code_held(spaces: Any) -> tuple[Any, ...]:
+    """What of the namespaces can run: their callables (functions, classes, methods' wrappers,
+    objects with ``__call__``) and descriptors (static and class methods, properties); counters
+    and caches a module or class rebinds are left out. One tuple for all (C-speed filters)."""
+    import itertools
+
+    values = tuple(itertools.chain.from_iterable(space.values() for space in spaces))
+    return (*filter(callable, values),
+            *itertools.compress(values, map(_DESCRIPTORS.__contains__, map(type, values))))
+
+
+_DESCRIPTORS = frozenset({staticmethod, classmethod, property})
 
 
 def _canary() -> None:
@@ -405,8 +414,7 @@ def run_observed(fn: Any, *args: Any, key: Any = None, **kwargs: Any) -> tuple[A
     there, a ``__code__`` written in place, an object's class swapped, is a change); observing
     costs ~3x the call (~25 ms a llama block's graph), the comparison ~0.1 ms."""
     held = _OBSERVED.get(key) if key is not None else None
-    if held is not None and all(_unchanged(("observed", key, id(space)), _code_held(space))
-                                for space in held):
+    if held is not None and _unchanged(("observed", key), _code_held(held)):
         return fn(*args, **kwargs), []
     ran: dict[types.CodeType, Any] = {}
     # Code the interpreter runs between two instructions of the call, not because the call
@@ -473,9 +481,8 @@ def run_observed(fn: Any, *args: Any, key: Any = None, **kwargs: Any) -> tuple[A
                 for value in list(space.values()):
                     if isinstance(value, type) and value.__module__ == name:
                         spaces[id(value)] = vars(value)
-            for space in spaces.values():
-                _unchanged(("observed", key, id(space)), _code_held(space))  # (held from now on)
             _OBSERVED[key] = tuple(spaces.values())
+            _unchanged(("observed", key), _code_held(_OBSERVED[key]))  # (held from now on)
     return result, foreign
 
 
@@ -592,6 +599,7 @@ def foreign_at_run_time(compiled: Any) -> dict[str, str]:
 # computes without touching the FX graph, the schedule or the wrapper's lines, which the effect
 # checks watch. Once per compile with regions, Inductor's modules are swept for code not torch's.
 
+@functools.lru_cache(maxsize=1)
 def _stdlib_dir() -> str:
     import sysconfig
 
@@ -641,6 +649,11 @@ def _namespace_of_file(namespace: Any, filename: str) -> bool:
     return home is not None and (home == filename or _same_file(home, filename))
 
 
+@functools.lru_cache(maxsize=8192)
+def _realpath(filename: str) -> str:
+    return os.path.realpath(filename)
+
+
 @functools.lru_cache(maxsize=4096)
 def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
@@ -671,8 +684,36 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     A module, class or container whose namespace holds the very same objects as at the last
     sweep, and whose functions run the same code objects, is not looked at again (compared by
     identity, at C speed; the old objects are held, so "is" never meets a recycled one): the
-    first sweep of a process costs ~90-110 ms, later ones ~10-20 ms (2 shared CPU cores; the
-    code objects of ~14,000 functions add ~5-8 ms of that)."""
+    first sweep of a process costs ~150-250 ms. A sweep that finds every namespace it read last
+    time (modules, classes, op tables, records) holding the very objects it held then, running
+    the very code, returns the last verdict after one comparison of them all (~3-5 ms for ~30,000
+    objects), the other containers (metrics and logs Inductor fills as it compiles) read again
+    where they changed, so Inductor can be swept once a graph's regions compiled (what code run
+    while they compiled put there).
+
+    The classes of other packages that Inductor's classes derive from (sympy's printers under
+    Inductor's ``CppPrinter``) are read too: a method of theirs compiled outside their package
+    (a patch of ``sympy.printing.printer.Printer._print``) runs inside Inductor's code generation."""
+    # (the modules a sweep reads: Inductor's generated code registers modules under its name,
+    # one per compiled graph, which are not torch's and not read)
+    live = tuple(item for name, module in list(sys.modules.items())
+                 if module is not None and name.startswith(prefix)
+                 and (_file_in_torch(getattr(module, "__file__", None) or "<none>")
+                      or _torch_source_of(name) is not None) for item in (name, module))
+    held = _SWEEPS.get(prefix)
+    if held is not None and held[0] == len(live) and _unchanged(
+            ("sweep", prefix), _judged_objects(live, held[1], held[4])):
+        found = list(held[3])
+        for where, container in held[5]:  # (lists and dicts Inductor fills as it compiles:
+            found += _foreign_in_container(where, container)  # each read again if it changed)
+        return found + _reached_from_tables(held[2])
+    # Every namespace this sweep reads, live (the next one compares them): modules and containers,
+    # whose containers are read too; classes and records, whose containers are not.
+    spaces: list[Any] = []
+    shallow: list[Any] = []
+    filled: list[tuple[str, Any]] = []  # containers other than op tables, and what they held
+    from_filled: set[int] = set()
+
     modules, swapped = {}, {}
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(prefix):
@@ -683,6 +724,7 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
             modules[name] = swapped[name] = module  # under its name too: they have no source)
     found = []
     bases: dict[type, None] = {}
+    library_bases: dict[type, None] = {}  # other packages' classes Inductor's classes derive from
     containers_seen: set[int] = set()  # a table imported into many modules is swept once
     homes: dict[str, None] = {}  # the modules of the code Inductor's op tables hold
     tables: list[Any] = []  # Inductor's module-level containers (the op tables among them)
@@ -692,20 +734,31 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
         start = len(found)
         if type(module) is not types.ModuleType:  # a module's class answers every attribute read
             # (torch's ConfigModule for Inductor's config; ``config.__class__ = Lying`` is not)
+            shallow.append(vars(type(module)))
             lying = _foreign_class(type(module))
             if lying is not None:
                 found.append((f"{name}.__class__", type(module)))
+        spaces.append(vars(module))
         classes, functions, containers, inherited, records = _contents_of(name, module)
         found += functions
         for cls in classes:
+            shallow.append(vars(cls))
             found += _foreign_members(name, cls)
+            library_bases.update(dict.fromkeys(_library_bases(cls)))
         for attr, container in containers:
             if id(container) not in containers_seen:
                 containers_seen.add(id(container))
-                found += _foreign_in_container(f"{name}:{attr}", container)
+                in_it = _foreign_in_container(f"{name}:{attr}", container)
+                found += in_it
+                if isinstance(container, dict) and container and _is_op(next(iter(container))):
+                    spaces.append(container)  # an op table: its entries and their homes
+                else:  # metrics, logs, registries: compared on their own at the next sweep
+                    filled.append((f"{name}:{attr}", container))
+                    from_filled.update(map(id, in_it))
                 homes.update(dict.fromkeys(_homes_of_table(container)))
                 tables.append(container)
         for attr, record in records:
+            shallow.append(vars(record))
             found += _foreign_in_record(f"{name}:{attr}", record)
         bases.update(dict.fromkeys(b for b in inherited if not b.__module__.startswith(prefix)))
         if name in swapped:  # what it holds is what ``from .name import X`` in Inductor gets
@@ -730,12 +783,94 @@ def foreign_methods(prefix: str = "torch._inductor.") -> list[tuple[str, Any]]:
     for name in list(homes):  # one level: the tables those modules hold are not followed
         module = sys.modules.get(name)
         if name not in modules and module is not None and _file_in_torch(getattr(module, "__file__", None) or "<none>"):
+            spaces.append(vars(module))
             found += _contents_of(name, module)[1]
     for base in bases:  # swept once however many Inductor classes inherit from it
+        shallow.append(vars(base))
         found += _foreign_members(base.__module__, base)
+    for base in library_bases:
+        shallow.append(vars(base))
+        found += _foreign_library_members(base)
+    if swapped:  # (a stand-in module's findings are relabelled: no short cut)
+        _SWEEPS.pop(prefix, None)
+    else:
+        _SWEEPS[prefix] = (len(live), tuple(spaces), tuple(tables),
+                           [item for item in found if id(item) not in from_filled], tuple(shallow),
+                           tuple(filled))
+        _unchanged(("sweep", prefix), _judged_objects(live, spaces, shallow))  # (held from now on)
     # Deeper than one level: what the tables' code calls, by global name or through a module it
     # names (``utils.elementwise_dtypes`` in torch._decomp's cast wrapper), followed to the end.
-    found += _reached_from_tables(tables)
+    return found + _reached_from_tables(tables)
+
+
+_SWEEPS: dict[str, tuple[Any, ...]] = {}
+
+
+def _judged_objects(live: tuple[Any, ...], spaces: Any, shallow: Any) -> tuple[Any, ...]:
+    """What a sweep's verdict depends on, as one tuple (at C speed): the modules, and the values of
+    the namespaces it read, less the numbers, strings and None (no code: a counter Inductor bumps
+    at every compile would make every sweep read everything again), and less the containers of
+    classes and records (a class's cache dict rebound at every compile), which the sweep does not
+    read either."""
+    import itertools
+
+    full, part = _objects_in(spaces), _objects_in(shallow)
+    return (*live,
+            *itertools.compress(full, map(operator.not_, map(_SCALARS.__contains__, map(type, full)))),
+            *itertools.compress(part, map(operator.not_, map(_UNREAD.__contains__, map(type, part)))))
+
+
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+_UNREAD = _SCALARS | {dict, list, tuple, set, frozenset}
+
+
+def _library_bases(cls: type) -> list[type]:
+    """The classes ``cls`` derives from that another package defines (not torch, the standard
+    library, builtins): sympy's StrPrinter and Printer under Inductor's printers."""
+    found = []
+    for base in cls.__mro__[1:]:
+        module = sys.modules.get(base.__module__)
+        filename = getattr(module, "__file__", None)
+        if filename is not None and not _trusted_file(filename) and not filename.startswith(_OWN_DIR):
+            found.append(base)
+    return found
+
+
+def _package_dir(module_name: str) -> str | None:
+    """The directory of the top-level package ``module_name`` belongs to (its file for a
+    top-level module), real path with a trailing separator."""
+    top = sys.modules.get(module_name.partition(".")[0])
+    filename = getattr(top, "__file__", None)
+    if not filename:
+        return None
+    return os.path.dirname(os.path.realpath(filename)) + os.sep if os.path.basename(filename) == "__init__.py" \
+        else os.path.realpath(filename)
+
+
+def _foreign_library_members(cls: type) -> list[tuple[str, Any]]:
+    """The methods of another package's class (a base of Inductor's) whose code (any layer) was
+    compiled outside that package, the standard library, torch and the guard: a patch."""
+    if _unchanged(("library class", cls), vars(cls)) and cls in _FOUND:
+        return _FOUND[cls]
+    home = _package_dir(cls.__module__)
+    found = []
+    for attr, member in list(vars(cls).items()):
+        function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+        if type(function) is not types.FunctionType:
+            if _foreign_wrapper_member(function):
+                found.append((f"{cls.__module__}:{cls.__qualname__}.{attr}", function))
+            continue
+        for layer in _layers(function):
+            code = getattr(layer, "__code__", None)
+            if not isinstance(code, types.CodeType):
+                continue
+            filename = code.co_filename
+            if (home is not None and _realpath(filename).startswith(home)) \
+                    or filename.startswith(_OWN_DIR) or _trusted_function(layer, method=True):
+                continue
+            found.append((f"{cls.__module__}:{cls.__qualname__}.{attr}", member))
+            break
+    _FOUND[cls] = found
     return found
 
 
@@ -847,8 +982,18 @@ def _reached_from_tables(tables: list[Any]) -> list[tuple[str, Any]]:
 
 def inductor_modules_imported(prefix: str = "torch._inductor.") -> int:
     """How many of torch's Inductor modules are imported (its generated code's modules aside):
-    a sweep is stale once this grows (~0.2 ms)."""
-    return sum(1 for name in list(sys.modules) if name.startswith(prefix) and _torch_source_of(name))
+    a sweep is stale once this grows (~1-2 ms; counted again only when sys.modules grew or
+    shrank)."""
+    size = len(sys.modules)
+    held = _IMPORTED.get(prefix)
+    if held is not None and held[0] == size:
+        return held[1]
+    count = sum(1 for name in list(sys.modules) if name.startswith(prefix) and _torch_source_of(name))
+    _IMPORTED[prefix] = (size, count)
+    return count
+
+
+_IMPORTED: dict[str, tuple[int, int]] = {}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1025,7 +1170,22 @@ def _foreign_value(attr: str, value: Any) -> Any:
 
 def _trusted_class(cls: type) -> bool:
     """A class defined in a trusted file (torch's, the standard library's) or a built-in or frozen
-    module, none of whose own methods was compiled elsewhere (``__module__`` can be written)."""
+    module, none of whose own methods was compiled elsewhere (``__module__`` can be written).
+    Asked for the class of every object a swept namespace holds (a few hundred classes, asked
+    thousands of times): the verdict stands while the class holds the very same objects."""
+    held = _TRUSTED_CLASSES.get(cls)
+    module = sys.modules.get(cls.__module__)
+    if _unchanged(("trusted class", cls), vars(cls)) and held is not None and held[1] is module:
+        return held[0]
+    verdict = _judge_class(cls)
+    _TRUSTED_CLASSES[cls] = (verdict, module)
+    return verdict
+
+
+_TRUSTED_CLASSES: dict[type, tuple[bool, Any]] = {}
+
+
+def _judge_class(cls: type) -> bool:
     module = sys.modules.get(cls.__module__)
     if module is None:
         return False
@@ -1157,6 +1317,12 @@ def _foreign_members(name: str, cls: type) -> list[tuple[str, Any]]:
         if type(function) is not types.FunctionType:
             if _foreign_wrapper_member(function):  # a partial (or cache) of foreign code, called
                 found.append((f"{name}:{cls.__qualname__}.{attr}", function))  # as the method
+            elif _foreign_code_item(member if isinstance(member, type) else type(member)):
+                # A class (or an instance of one) from outside torch that extends torch's, held
+                # where torch holds one of its own (``CppVecKernel.overrides``: the class whose
+                # methods write every op of the kernel)
+                found.append((f"{name}:{cls.__qualname__}.{attr}",
+                              member if isinstance(member, type) else type(member)))
             continue
         if _trusted_function(function, method=True):
             continue
@@ -1187,14 +1353,19 @@ def _foreign_wrapper_member(value: Any) -> bool:
                for layer in _layers(value))
 
 
-def check_inductor_classes() -> None:
+def check_inductor_classes(judged: dict[str, Any] | None = None) -> None:
     """Refuse every method patched into an Inductor class (and function put into an Inductor
     module) unless the registry allows its code in regions (lite = "region"/"always" under its
-    own identity)."""
+    own identity). ``judged``: where -> what was judged (and allowed) there earlier in this
+    compile; judged once (a compile sweeps several times: one ledger row each)."""
     for where, member in foreign_methods():
+        if judged is not None and judged.get(where) is member:
+            continue
         check_code(member, "lowering", f"it was patched into {where}, in torch's place; register it"
                    " under this name, or remove the patch for lite compiles", in_region=True)
-    check_virtualized_handlers()
+        if judged is not None:
+            judged[where] = member
+    check_virtualized_handlers(judged)
 
 
 def check_aot_autograd(change: str) -> None:
@@ -1208,7 +1379,7 @@ def check_aot_autograd(change: str) -> None:
                    " register it under this name, or remove the patch for lite compiles")
 
 
-def check_virtualized_handlers() -> None:
+def check_virtualized_handlers(judged: dict[str, Any] | None = None) -> None:
     """Inductor reads some of its strategy from per-thread handlers (``V.choices``: torch's own
     documentation suggests ``V.set_choices_handler(MyHeuristics())``), not from config. A handler
     of a class defined outside torch installed in this thread runs in every region compile: it
@@ -1225,10 +1396,14 @@ def check_virtualized_handlers() -> None:
         handler = getattr(local, getattr(value, "_key", ""), None)
         if handler is None or isinstance(handler, type):
             continue
+        if judged is not None and judged.get(f"V.{attr}") is type(handler):
+            continue
         check_code(type(handler), "lowering", (
             f"an instance is installed as Inductor's virtualized {attr.lstrip('_')!r} handler in this"
             " thread (torch._inductor.virtualized.V); register it under this name, or remove the"
             " handler for lite compiles"), in_region=True)
+        if judged is not None:
+            judged[f"V.{attr}"] = type(handler)
 
 
 def check_callees(fn: Any, torch_name: str, stage: str) -> None:
@@ -1465,3 +1640,161 @@ def _registered_ops(tables: Any) -> dict[int, tuple[Any, ...]]:
 
 
 _REGISTERED: dict[str, Any] = {}
+
+
+# ---- the guard's own code ------------------------------------------------------------------------
+# The guard decides with its own functions (guard.check, the provenance and effect checks) and the
+# registry core's (lite_guard.registry's match_pass): a library that rebinds one of them
+# (``lite_compiler.guard.check = lambda *a, **k: None``, a ``__code__`` written in place) turns
+# every refusal off without touching torch. Each name a module of the guard (or of the registry
+# core) binds with ``def`` or ``class`` in its source must still hold that code: compiled from the
+# guard's own files (decorators' wrappers from the standard library or torch around it).
+
+_OWN_PACKAGES = ("lite_compiler", "lite_guard")
+_DEFINED: dict[str, tuple[str, ...]] = {}  # module file -> the names its source binds by def/class
+
+
+@functools.lru_cache(maxsize=1)
+def _own_dirs() -> tuple[str, ...]:
+    dirs = []
+    for package in _OWN_PACKAGES:
+        module = sys.modules.get(package)
+        if getattr(module, "__file__", None):
+            dirs.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def _defined_names(filename: str) -> tuple[str, ...]:
+    """The names a module's source binds at its top level with ``def`` or ``class`` (a statement
+    at the start of a line; read once per file, ~0.1 ms: no parse)."""
+    found = _DEFINED.get(filename)
+    if found is None:
+        try:
+            with open(filename, encoding="utf-8") as source:
+                text = source.read()
+        except (OSError, ValueError):
+            text = ""
+        found = tuple(dict.fromkeys(match.group(1) for match in _DEFINITION.finditer(text)))
+        _DEFINED[filename] = found
+    return found
+
+
+_DEFINITION = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def _not_own(value: Any, dirs: tuple[str, ...], method: bool = False) -> bool:
+    """Whether ``value`` (a function, a decorated function, a class) is not the guard's own code:
+    its innermost layer compiled outside the guard's files, or a layer around it outside the
+    guard, torch and the standard library; a class: a method it defines, likewise."""
+    if isinstance(value, type):  # (methods the standard library generates or adds, a
+        # NamedTuple's ``__new__`` and ``_make``, are accepted in a class, as in torch's)
+        return any(_not_own(member, dirs, method=True) for member in list(vars(value).values())
+                   if isinstance(member, (types.FunctionType, staticmethod, classmethod, property)))
+    if isinstance(value, property):
+        return any(_not_own(f, dirs, method) for f in (value.fget, value.fset, value.fdel) if f is not None)
+    codes = [code for code in (getattr(layer, "__code__", None) for layer in _layers(value))
+             if isinstance(code, types.CodeType)]
+    if not codes:
+        return True  # a builtin, or an object, where the guard defined a function
+    own = [_realpath(code.co_filename).startswith(dirs) for code in codes]
+    if method and _trusted_file(codes[-1].co_filename):
+        own[-1] = True  # (what a class statement generates: a NamedTuple's methods)
+    return not own[-1] or not all(mine or _trusted_file(code.co_filename)
+                                  for mine, code in zip(own, codes))
+
+
+def tampered_own_code() -> list[tuple[str, Any]]:
+    """(``module:name``, the value) for each name a module of the guard defines with ``def`` or
+    ``class`` that holds other code now. When the guard's modules and classes hold the very
+    objects, running the very code, of the last check, its verdict stands (one comparison, at C
+    speed: ~0.2 ms)."""
+    held = _OWN_CHECKED.get("held")
+    size = len(sys.modules)
+    if held is not None and held[3] == size:  # the same modules: looked up by name (~50 lookups)
+        live = tuple(item for name in held[4] for item in (name, sys.modules.get(name)))
+    else:  # (a module imported or removed since: all of sys.modules is read, ~3,000 names)
+        live = tuple(item for name, module in list(sys.modules.items())
+                     if name.startswith(_OWN_PACKAGES) and module is not None for item in (name, module))
+    if held is not None and held[0] == len(live) and _unchanged(("own",), _objects_in([live, *held[1]])):
+        return held[2]
+    dirs = _own_dirs()
+    found, spaces = [], []
+    for name, module in zip(live[::2], live[1::2]):
+        filename = getattr(module, "__file__", None)
+        if name.partition(".")[0] not in _OWN_PACKAGES or not filename or not filename.endswith(".py"):
+            continue
+        space = vars(module)
+        spaces.append(space)
+        spaces += [vars(v) for v in list(space.values()) if isinstance(v, type) and v.__module__ == name]
+        for attr in _defined_names(filename):
+            value = space.get(attr)
+            if value is not None and _not_own(value, dirs):
+                found.append((f"{name}:{attr}", value))
+    _OWN_CHECKED["held"] = (len(live), tuple(spaces), found, size, live[::2])
+    _unchanged(("own",), _objects_in([live, *spaces]))  # (held from now on)
+    return found
+
+
+_OWN_CHECKED: dict[str, tuple[Any, ...]] = {}
+_OWN_VERDICT: dict[str, tuple[Any, ...]] = {}
+
+
+def check_own_code(graph: str, registry: Any = None, ledger: Any = None) -> None:
+    """Refuse to compile when the guard's own code was replaced (``tampered_own_code``), unless
+    the registry names what stands there lite = "always" (a benchmark's timing wrappers, a
+    profiler's instrumentation: registered, and a ledger row says so). Raised directly, not
+    through guard.check, which may be what was replaced; the registry is not asked when its
+    own code (lite_guard.registry) is what was replaced."""
+    tampered = tampered_own_code()
+    if not tampered:
+        return
+    from lite_compiler.errors import LitePassViolation
+
+    held = _OWN_VERDICT.get("held")
+    if held is not None and held[0] is tampered and held[1] is registry:
+        allowed, refused = held[2], held[3]  # (the same findings, the same registry: ~1 us)
+    else:
+        registry_replaced = any(where.startswith("lite_guard.registry:") for where, _ in tampered)
+        version = getattr(sys.modules.get("torch"), "__version__", None)
+        allowed, refused = [], []
+        for where, value in tampered:
+            name = _stand_in_identity(value)
+            entry = registry.match_pass(name) if registry is not None and not registry_replaced else None
+            if entry is not None and entry.lite == "always" and (not entry.torch or entry.exists_in(version)):
+                allowed.append((where, name))
+            else:
+                refused.append((where, name))
+        _OWN_VERDICT["held"] = (tampered, registry, allowed, refused)
+    if ledger is not None:
+        from lite_compiler.ledger import LedgerEntry
+
+        for where, name in allowed:
+            if not any(row.name == name and row.graph == graph for row in ledger.entries):
+                ledger.add(LedgerEntry(name=name, stage="config", graph=graph, allowed=True, lite="always",
+                                       kind="function", reason=f"it stands in for the lite guard's own {where}"
+                                       " (registered lite = \"always\": instrumentation)"))
+    if not refused:
+        return
+    where, name = refused[0]
+    raise LitePassViolation(name, "config", graph, (
+        f"it stands in for the lite guard's own {where} (a monkeypatch of the guard), which would"
+        " decide what lite mode refuses; remove the patch, or register instrumentation that only"
+        " measures lite = \"always\""
+        f"{f' (and {len(refused) - 1} more)' if len(refused) > 1 else ''}"))
+
+
+def _stand_in_identity(value: Any) -> str:
+    """The identity of what stands in the guard's place: the first code (a method's, for a class)
+    compiled outside the guard, named by the module of its file (code written into the guard's
+    function keeps the guard's globals), else the object's class."""
+    dirs = _own_dirs()
+    members = [m for m in vars(value).values() if isinstance(m, (types.FunctionType, staticmethod, classmethod))] \
+        if isinstance(value, type) else [value]
+    for member in members:
+        for layer in _layers(member):
+            code = getattr(layer, "__code__", None)
+            if isinstance(code, types.CodeType) and not _realpath(code.co_filename).startswith(dirs) \
+                    and not _trusted_file(code.co_filename):
+                module = _module_of_file(code.co_filename) or getattr(layer, "__module__", None) or "<unknown>"
+                return qualified_name(module, getattr(code, "co_qualname", code.co_name))
+    return f"{type(value).__module__}:{type(value).__qualname__}"

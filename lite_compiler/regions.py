@@ -107,8 +107,9 @@ def sweep_inductor(again: bool = False) -> None:
     of the trace; LiteCompiler._decompositions), and ``again`` when the lazy backward compiles: a
     method patched into an Inductor class (or a torch class it inherits from), a function put in
     an Inductor module or container, runs as itself (lite_compiler.provenance). Also again
-    whenever torch imported more of Inductor since the last sweep (before the regions lower, and
-    after each region compiles, before its code can run): an import hook can patch what it loads."""
+    whenever torch imported more of Inductor since the last sweep (before the regions lower: an
+    import hook can patch what it loads), and once a graph's regions compiled, before their code
+    can run (code run while they compiled can patch Inductor; an unchanged Inductor costs ~5 ms)."""
     session = guard.current_session()
     if session is None or session.effects is None:
         return
@@ -116,7 +117,7 @@ def sweep_inductor(again: bool = False) -> None:
     if session.effects.swept_inductor == imported and not again:
         return
     session.effects.swept_inductor = imported
-    check_inductor_classes()
+    check_inductor_classes(session.effects.judged)
 
 
 def python_kernels_traced(gm: torch.fx.GraphModule) -> bool:
@@ -254,9 +255,6 @@ def compile_regions(
                     refuse_config_drift({**lite_config, **configs, **REGION_FIXED_CONFIG},
                                         "inductor", "lowering", "while the region compiled",
                                         region_graph)
-                    # Modules Inductor imported while it compiled the region (a hook may have
-                    # patched them) are swept before the region's code can run.
-                    sweep_inductor()
                     # What runs is the code generated here, not a file found in the cache.
                     check_region_module(compiled, region_graph)
                     if fusion is not None:
@@ -276,8 +274,12 @@ def compile_regions(
         call.replace_all_uses_with(new)
         gm.graph.erase_node(call)
         delattr(gm, submod_name)
-    if scooped:
-        gm.recompile()
+    # Inductor is swept again once the regions compiled, before their code can run: code that ran
+    # while they compiled (a custom op's fake kernel, a logging handler on Inductor's loggers, an
+    # import hook, another thread) may have patched it after the sweep above, and the regions'
+    # kernels were generated with it.
+    sweep_inductor(again=True)
+    gm.recompile()
     return [name for name, _, _ in scooped]
 
 

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from lite_compiler import guard, hooks
+from lite_compiler import guard, hooks, provenance
 from lite_compiler.effects import EffectState
 from lite_compiler.gc_deferral import full_collections_deferred
 from lite_compiler.guard import Session
@@ -29,6 +29,8 @@ def session(mode: str, registry: Any, ledger: Ledger, graph: str = "graph",
         # session of the same registry was checked there (a hook module imported since is
         # checked as it is imported: lite_compiler.hooks._PatchOnImport).
         hooks.check_hooks(registry)
+        # ...and never with the guard's own deciding code replaced (lite_compiler.provenance).
+        provenance.check_own_code(graph, registry, ledger)
     new = Session(mode=mode, registry=registry, ledger=ledger, graph=graph,
                   effects=effects if effects is not None else EffectState())
     with _pushed(new):
