@@ -122,16 +122,10 @@ def _time_lite_parts() -> dict[str, float]:
 
     # The timer stands in the guard's own hooks._install: the guard refuses that unless the
     # registry names it lite = "always" (instrumentation that only measures).
-    import os
-    import tempfile
+    from bench.timing_registry import register_timing_wrapper
 
-    registry = Path(tempfile.mkdtemp(prefix="lite-bench-")) / "timing.toml"
-    registry.write_text(
-        f'[[pass]]\nname = "{__name__}:_time_lite_parts.<locals>.timing.<locals>.wrapper"\n'
-        'stage = "lowering"\nlite = "always"\nkind = "function"\n'
-        'why = "bench/compile_zoo_worker.py times the guard\'s hook installation"\n')
-    os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
-        [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p] + [str(registry)])
+    register_timing_wrapper(f"{__name__}:_time_lite_parts.<locals>.timing.<locals>.wrapper",
+                            "bench/compile_zoo_worker.py times the guard's hook installation")
     hooks._install = timing("guard_install", hooks._install)
     backend.registry = timing("registry", backend.registry)
     backend.derive_configs = timing("registry", backend.derive_configs)

@@ -55,12 +55,10 @@ def worker() -> dict:
 
     # The timers stand in the lite compiler's own functions: the guard refuses that unless the
     # registry names them lite = "always" (instrumentation that only measures).
-    registry = Path(tempfile.mkdtemp(prefix="lite-bench-")) / "timing.toml"
-    registry.write_text(
-        f'[[pass]]\nname = "{__name__}:worker.<locals>.timed"\nstage = "lowering"\nlite = "always"\n'
-        'kind = "function"\nwhy = "bench/first_call_breakdown.py times the lite compiler\'s steps"\n')
-    os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
-        [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p] + [str(registry)])
+    from bench.timing_registry import register_timing_wrapper
+
+    register_timing_wrapper(f"{__name__}:worker.<locals>.timed",
+                            "bench/first_call_breakdown.py times the lite compiler's steps")
     spent: dict[str, float] = {}
     modules = {"backend": backend, "effects": effects, "hooks": hooks}
     for module_name, dotted in STEPS:

@@ -105,24 +105,13 @@ def _guard_off():
          backend.check_partition, backend.joint_before_partition) = saved
 
 
-def _register_timing_wrappers() -> None:
-    """The timing wrappers stand in the guard's own functions: the guard refuses that unless the
-    registry names them lite = "always" (instrumentation that only measures). A registry file of
-    the worker's own, named by LITE_GUARD_REGISTRIES."""
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="lite-bench-")) / "timing.toml"
-    path.write_text(
-        f'[[pass]]\nname = "{__name__}:_own_time_wrappers.<locals>.timing.<locals>.wrapper"\n'
-        'stage = "lowering"\nlite = "always"\nkind = "function"\n'
-        'why = "bench/guard_overhead.py times the guard\'s own functions; it only measures"\n')
-    os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
-        [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p] + [str(path)])
-
-
 def worker(model_name: str, repeats: int, steps: int) -> dict:
-    sys.path.insert(0, str(ROOT / "tests"))
-    _register_timing_wrappers()
+    sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+    from bench.timing_registry import register_timing_wrapper
+
+    # The timing wrappers stand in the guard's own functions (registered lite = "always").
+    register_timing_wrapper(f"{__name__}:_own_time_wrappers.<locals>.timing.<locals>.wrapper",
+                            "bench/guard_overhead.py times the guard's own functions; it only measures")
     import torch
 
     import lite_compiler
