@@ -37,6 +37,12 @@ LABELS = {"eager": "eager", "aot_eager": "aot_eager", "inductor": "default Induc
           "ours_proven_fused_cudagraphs": "ours + bitwise fusion (proven signatures only) + CUDA graphs"}
 
 
+def _peak(row: dict) -> str:
+    """Peak MiB over the whole run; with the timed steps' own peak beside it where recorded."""
+    steps = row.get("steps_peak_mem_mib")
+    return f"{row['peak_mem_mib']:.0f}" + (f"; {steps:.0f}" if steps is not None else "")
+
+
 def _error_cell(error: str) -> str:
     """The exception's own line out of a failed worker's last lines."""
     parts = [part.strip() for part in error.split(" | ")]
@@ -53,7 +59,8 @@ def _table(report: dict, model: str) -> list[str]:
     by = _steps(report, model)
     inductor, aot = by.get("inductor", {}).get("step_ms"), by.get("aot_eager", {}).get("step_ms")
     lines = ["| variant | step ms (median, min) | / default Inductor | / aot_eager | first call s |"
-             " package import s | first call + import s | process start to first step s | peak MiB |"
+             " package import s | first call + import s | process start to first step s |"
+             " peak MiB (whole run; timed steps) |"
              " regions (Triton) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -68,7 +75,7 @@ def _table(report: dict, model: str) -> list[str]:
         lines.append(f"| {LABELS.get(r['variant'], r['variant'])} | {r['step_ms']:.2f} ({r['step_ms_min']:.2f})"
                      f" | {ratio(inductor)} | {ratio(aot)} | {r['first_call_s']:.2f} | {r['package_import_s']:.2f}"
                      f" | {r['first_call_incl_import_s']:.2f} | {_seconds(r.get('from_process_start_s'))}"
-                     f" | {r['peak_mem_mib']:.0f} | {regions} |")
+                     f" | {_peak(r)} | {regions} |")
     rounds = [r for r in rows if r.get("rounds")]
     if rounds:
         lines += ["", f"Each variant ran in {len(rounds[0]['rounds'])} interleaved rounds (fresh processes,"
@@ -164,7 +171,8 @@ def _flex(flex: dict) -> list[str]:
             if any("step_ms" in r for r in runs)}
     default = rows.get("default inductor", {}).get("step_ms")
     rounds = max((len(runs) for runs in by_variant.values()), default=1)
-    lines = ["| variant | step ms (median round) | / default mode | host ms | first call s | peak MiB |"
+    lines = ["| variant | step ms (median round) | / default mode | host ms | first call s |"
+             " peak MiB (whole run; timed steps) |"
              + (" rounds' step ms |" if rounds > 1 else "") + " CUDA graphs |",
              "|---|---|---|---|---|---|" + ("---|" if rounds > 1 else "") + "---|"]
     for name, runs in by_variant.items():
@@ -178,7 +186,7 @@ def _flex(flex: dict) -> list[str]:
                 + " |") if rounds > 1 else ""
         host = f"{r['host_ms']:.3f}" if "host_ms" in r else ""
         lines.append(f"| {name} | {r['step_ms']:.4f} | {ratio} | {host} | {r['first_call_s']:.2f} |"
-                     f" {r['peak_mem_mib']:.0f} |{each} {'; '.join(r.get('cudagraphs', []))} |")
+                     f" {_peak(r)} |{each} {'; '.join(r.get('cudagraphs', []))} |")
     checks = {k: v for k, v in flex.get("checks", {}).items() if k not in ("process_s", "variant")}
     if "error" in checks:
         checks["error"] = _error_cell(checks["error"])
