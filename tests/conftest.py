@@ -29,3 +29,13 @@ def torch_untouched(request):
     yield
     ran.clear()
     assert not hooks.installed() and not guard_active()
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test skipped without a GPU is a GPU test: it gets the ``gpu`` marker, so that
+    ``pytest -m gpu tests/`` on the GPU machine runs every one of them (and nothing else)."""
+    for item in items:
+        if any("gpu" in str(mark.kwargs.get("reason", "")).lower()
+               or "cuda" in str(mark.kwargs.get("reason", "")).lower()
+               for mark in item.iter_markers("skipif")):
+            item.add_marker(pytest.mark.gpu)
