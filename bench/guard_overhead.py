@@ -152,7 +152,7 @@ def worker(model_name: str, repeats: int, steps: int) -> dict:
     for _ in range(5):
         run_step(model_on, inputs_on, fn_on, train=True)
         run_step(model_off, inputs_off, fn_off, train=True)
-    for _ in range(steps // 10):
+    for _ in range(max(1, steps // 10)):  # blocks of 10 steps, at least one
         for fn, model, inputs, out in ((fn_on, model_on, inputs_on, step_on),
                                        (fn_off, model_off, inputs_off, step_off)):
             for _ in range(10):
@@ -176,10 +176,16 @@ def worker(model_name: str, repeats: int, steps: int) -> dict:
     }
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--repeats", type=_positive, default=3)
+    parser.add_argument("--steps", type=_positive, default=100, help="timed steps (blocks of 10)")
     parser.add_argument("--models", nargs="*", default=list(MODELS))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--write", action="store_true", help="rewrite its BENCHMARKS.md section")
