@@ -531,3 +531,27 @@ def test_registered_pass_object_whose_class_is_swapped_after_it_was_judged_is_re
     assert instance.__class__ is MulToAddPass and RAN == []
     assert violation.pass_name == qualified("MulToAddPass")
     assert f"it replaced '{qualified('ShapeOnlyPass')}' after the guard judged it" in violation.reason
+
+
+# ---- a config lite mode sets that torch takes from the environment whatever is patched ---------
+
+@pytest.mark.parametrize("key, forced", [("disabled_passes", "foo"), ("delay_realize_cheap_outputs", False)])
+def test_config_key_forced_by_an_environment_variable_is_one_clear_error(monkeypatch, key, forced):
+    """``TORCHINDUCTOR_DISABLED_PASSES`` / ``TORCHINDUCTOR_DELAY_REALIZE_CHEAP_OUTPUTS`` are read with
+    ``env_name_force``: the value wins over every ``config.patch``, lite mode's included. Lite's
+    forced value was silently void (its ledger said "overridden: lite mode forces ''") and the
+    region compiled under the environment's value, refused afterwards as "code the compile ran
+    changed it". One clear error before anything compiles now. (Set here as torch sets it when
+    its config module is imported with the variable in the environment.)"""
+    import torch._inductor.config as config
+
+    monkeypatch.setattr(config._config[key], "env_value_force", forced)
+    assert getattr(config, key) == forced  # no patch can change it
+    x, y = torch.randn(8), torch.randn(8)
+    for fn in (plain_fn, region_fn):
+        with pytest.raises(lite_compiler.LiteConfigError) as err:
+            compile_lite(fn)(x, y)
+        first = str(err.value).splitlines()[0]
+        assert first.startswith(f"torch._inductor.config.{key} is forced to {forced!r} by an"
+                                " environment variable torch reads for it")
+        assert first.endswith("(registry); unset that variable for lite compiles")
