@@ -214,13 +214,13 @@ def forced_by_environment(patch: dict[str, Any], module: str = "inductor") -> li
     ``env_value_force``). Lite mode cannot set such a key: its patch would be silently void."""
     import importlib
 
-    config = importlib.import_module(f"torch._{module}.config")
+    entries = importlib.import_module(f"torch._{module}.config")._config
     unset = getattr(sys.modules.get("torch.utils._config_module"), "_UNSET_SENTINEL", None)
     forced = []
-    for key, value in patch.items():
-        entry = config._config.get(key)
-        now = getattr(entry, "env_value_force", unset)
-        if entry is not None and now is not unset and now != value:
+    for key, value in patch.items():  # (a lookup per key lite sets, ~300 a compile)
+        entry = entries.get(key)
+        now = getattr(entry, "env_value_force", unset) if entry is not None else unset
+        if now is not unset and now != value:
             forced.append((key, value, now))
     return forced
 

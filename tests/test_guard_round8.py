@@ -506,31 +506,57 @@ def test_fx_graph_cache_filled_by_a_default_mode_compile_with_a_pass_is_never_se
     assert "fuse_nodes" in {row.name for row in lite_compiler.last_ledger().entries}
 
 
-def test_registered_pass_object_whose_class_is_swapped_after_it_was_judged_is_refused(monkeypatch, tmp_path):
+def shape_only(graph):
+    """A team's registered function pass (lite = "always"): it only reads the graph."""
+    RAN.append("shape_only")
+
+
+def _rewrite_mul(graph):
+    mul_to_add(graph)
+
+
+@pytest.mark.parametrize("swap", ["class", "code"])
+def test_registered_pass_swapped_after_it_was_judged_is_refused(monkeypatch, tmp_path, swap):
     """A ``sys.setprofile`` callback swaps the object's class (to a class that rewrites mul as
-    add) when the guard's check of the registered class returns, before the object is called:
-    the swapped-in code ran under the registered class's permission (lite computed add). What a
-    call runs is compared again right before the call now: it runs as what it has become."""
+    add), or the registered function's ``__code__``, when the guard's check of the registered
+    pass returns, before it is called: the swapped-in code ran under the registered pass's
+    permission (lite computed add). What a call runs is compared again right before the call
+    now (attribute reads only): it runs as what it has become."""
     from lite_compiler import guard
 
-    user_registry(monkeypatch, tmp_path, (qualified("ShapeOnlyPass"), "post_grad", "always"))
-    instance = ShapeOnlyPass()
+    if swap == "class":
+        user_registry(monkeypatch, tmp_path, (qualified("ShapeOnlyPass"), "post_grad", "always"))
+        judged, the_pass = qualified("ShapeOnlyPass"), ShapeOnlyPass()
 
-    def swap(frame, event, arg):
-        if event == "return" and frame.f_code is guard.check.__code__ \
-                and instance.__class__ is ShapeOnlyPass and frame.f_locals.get("name") == qualified("ShapeOnlyPass"):
-            instance.__class__ = MulToAddPass
+        def act():
+            the_pass.__class__ = MulToAddPass
+    else:
+        user_registry(monkeypatch, tmp_path, (qualified("shape_only"), "post_grad", "always"))
+        judged, the_pass = qualified("shape_only"), shape_only
+        monkeypatch.setattr(shape_only, "__code__", shape_only.__code__)  # put back after
+
+        def act():
+            shape_only.__code__ = _rewrite_mul.__code__
+
+    acted = []
+
+    def swap_after_check(frame, event, arg):
+        if event == "return" and frame.f_code is guard.check.__code__ and not acted \
+                and frame.f_locals.get("name") == judged:
+            acted.append(True)
+            act()
 
     x, y = torch.randn(8), torch.randn(8)
-    with torch._inductor.config.patch(post_grad_custom_post_pass=instance):
-        sys.setprofile(swap)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=the_pass):
+        sys.setprofile(swap_after_check)
         try:
             violation = refused(plain_fn, x, y)
         finally:
             sys.setprofile(None)
-    assert instance.__class__ is MulToAddPass and RAN == []
-    assert violation.pass_name == qualified("MulToAddPass")
-    assert f"it replaced '{qualified('ShapeOnlyPass')}' after the guard judged it" in violation.reason
+    assert acted and RAN == []
+    assert f"it replaced '{judged}' after the guard judged it" in violation.reason
+    if swap == "class":
+        assert violation.pass_name == qualified("MulToAddPass")
 
 
 # ---- a config lite mode sets that torch takes from the environment whatever is patched ---------
