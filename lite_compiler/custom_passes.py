@@ -195,9 +195,10 @@ def run(hook: CustomHook, custom_pass: Any, target: Any, *args: Any, **kwargs: A
             same = custom_pass.__func__.__code__ is code
         elif kind == "partial":
             same = code is None or custom_pass.func.__code__ is code
+        elif kind == "class":
+            same = custom_pass.__class__ is cls
         else:
-            same = custom_pass.__class__ is cls and cls.__call__ is call \
-                and (code is None or call.__code__ is code)
+            same = custom_pass.__class__ is cls and cls.__call__ is call and call.__code__ is code
         if not same:
             _replaced(name, custom_pass, hook.stage)
         result = custom_pass(target, *args, **kwargs)
@@ -216,7 +217,9 @@ def _call_parts(custom_pass: Any) -> tuple[str, Any, Any, Any]:
         return "partial", None, None, getattr(custom_pass.func, "__code__", None)
     cls = custom_pass.__class__
     call = getattr(cls, "__call__", None)
-    return "object", cls, call, getattr(call, "__code__", None)
+    if not isinstance(call, types.FunctionType):  # a classmethod binds anew at each read: the
+        return "class", cls, None, None            # class is compared (what it runs, by identity)
+    return "object", cls, call, call.__code__
 
 
 def _replaced(name: str, custom_pass: Any, stage: str) -> None:
