@@ -65,7 +65,7 @@ def _own_time_wrappers() -> list[float]:
                           (effects, ("fingerprint", "outer_fingerprint", "_value_numbers",
                                      "check_schedule", "describe_change", "_scheduled_names",
                                      "check_outer_graph", "check_partition", "joint_before_partition",
-                                     "check_lowering_input", "traced_joint", "traced_inference")),
+                                     "check_lowering_input", "check_lowering_output", "traced_joint", "traced_inference")),
                           (backend, ("outer_fingerprint", "check_outer_graph", "check_partition",
                                      "joint_before_partition", "check_torch_code",
                                      "check_forward_is_graph_code", "check_call_path",

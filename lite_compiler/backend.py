@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from lite_compiler import custom_passes, guard
-from lite_compiler.config import derive_configs, registry, user_settings_overridden
+from lite_compiler.config import derive_configs, forced_by_environment, registry, user_settings_overridden
 from lite_compiler.annotate import LiteRegionNotCompiled
 from lite_compiler.decomposition import (
     AnnotatedDuringTrace,
@@ -80,6 +80,13 @@ class LiteCompiler:
     def _record_overridden_settings(self) -> None:
         """A lite-off optimization the user switched on globally does not run in lite mode: the
         ledger and a warning say so, rather than the setting being silently ignored."""
+        for module, patch in (("inductor", self.inductor_config), ("functorch", self.functorch_config)):
+            for key, lite_value, forced in forced_by_environment(patch, module):
+                raise LiteConfigError(
+                    f"torch._{module}.config.{key} is forced to {forced!r} by an environment variable"
+                    f" torch reads for it (Config(env_name_force=...) in torch/_{module}/config.py: no"
+                    f" config.patch can change it), but lite mode must set it to {lite_value!r}"
+                    " (registry); unset that variable for lite compiles")
         overridden = [("inductor", *row) for row in user_settings_overridden(self.inductor_config)]
         overridden += [("functorch", *row)
                        for row in user_settings_overridden(self.functorch_config, "functorch")]

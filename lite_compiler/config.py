@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from typing import Any
 
 from lite_guard import SUPPORTED_TORCH_MINORS, SUPPORTED_TORCH_TEXT
@@ -204,6 +205,24 @@ def user_settings_overridden(patch: dict[str, Any], module: str = "inductor") ->
         if user_value != lite_value and user_value != entry.default:
             overridden.append((key, user_value, lite_value))
     return overridden
+
+
+def forced_by_environment(patch: dict[str, Any], module: str = "inductor") -> list[tuple[str, Any, Any]]:
+    """(key, the value lite mode sets, the value torch forces) for each key of ``patch`` that
+    torch's config takes from an environment variable whatever a ``config.patch`` sets
+    (``Config(env_name_force=...)``, read when torch imported the config: its entry's
+    ``env_value_force``). Lite mode cannot set such a key: its patch would be silently void."""
+    import importlib
+
+    entries = importlib.import_module(f"torch._{module}.config")._config
+    unset = getattr(sys.modules.get("torch.utils._config_module"), "_UNSET_SENTINEL", None)
+    forced = []
+    for key, value in patch.items():  # (a lookup per key lite sets, ~300 a compile)
+        entry = entries.get(key)
+        now = getattr(entry, "env_value_force", unset) if entry is not None else unset
+        if now is not unset and now != value:
+            forced.append((key, value, now))
+    return forced
 
 
 def config_drift(patch: dict[str, Any], module: str = "inductor") -> list[tuple[str, Any, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -180,12 +181,54 @@ def entry_of(registry: Any, custom_pass: Any) -> Any:
 def run(hook: CustomHook, custom_pass: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
     """Check a user pass against the registry and, if allowed, run it on ``target`` (its change
     to the graph is recorded as the pass's effect)."""
+    kind, cls, call, code = _call_parts(custom_pass)
     name = pass_identity(custom_pass)
     with guard.timed(name, hook.stage, "custom_hook") as record, \
             effects.registered_pass(name, hook.stage, (target,), record) as returned:
+        # The code judged is the code called: a profile or trace function, a GC or signal
+        # callback run by the checks above could swap the object's class, its class's __call__
+        # or a function's __code__ in between. Compared inline, attribute reads only (a call
+        # here would give such a callback another chance after the comparison).
+        if kind == "function":
+            same = custom_pass.__code__ is code
+        elif kind == "method":
+            same = custom_pass.__func__.__code__ is code
+        elif kind == "partial":
+            same = code is None or custom_pass.func.__code__ is code
+        elif kind == "class":
+            same = custom_pass.__class__ is cls
+        else:
+            same = custom_pass.__class__ is cls and cls.__call__ is call and call.__code__ is code
+        if not same:
+            _replaced(name, custom_pass, hook.stage)
         result = custom_pass(target, *args, **kwargs)
         returned(result)
         return result
+
+
+def _call_parts(custom_pass: Any) -> tuple[str, Any, Any, Any]:
+    """(kind, class, __call__, code object) of what a call of ``custom_pass`` runs, read before it
+    is judged (run compares them again right before the call)."""
+    if isinstance(custom_pass, types.FunctionType):
+        return "function", None, None, custom_pass.__code__
+    if isinstance(custom_pass, types.MethodType):
+        return "method", None, None, getattr(custom_pass.__func__, "__code__", None)
+    if isinstance(custom_pass, functools.partial):
+        return "partial", None, None, getattr(custom_pass.func, "__code__", None)
+    cls = custom_pass.__class__
+    call = getattr(cls, "__call__", None)
+    if not isinstance(call, types.FunctionType):  # a classmethod binds anew at each read: the
+        return "class", cls, None, None            # class is compared (what it runs, by identity)
+    return "object", cls, call, call.__code__
+
+
+def _replaced(name: str, custom_pass: Any, stage: str) -> None:
+    """The pass changed between its check and its call: it runs as what it is now, and even
+    then not (a swap after a check is no way to install a pass)."""
+    now = pass_identity(custom_pass)
+    guard.check(now, stage, "custom_hook", where=f"it replaced '{name}' after the guard judged it")
+    guard.refuse_effect(stage, f"custom pass '{name}' became '{now}' between the guard's check"
+                        " and its call")
 
 
 def guarded_value(hook: CustomHook, value: Any) -> Any:

@@ -584,6 +584,15 @@ def check_lowering_input(graph_lowering: Any) -> None:
         state.verify(graph_lowering.module.graph, "lowering", "lowering")
 
 
+def check_lowering_output(graph_lowering: Any) -> None:
+    """After GraphLowering.run: the region graph is still the graph lowering started from. Code
+    run while it lowers (an op's fake kernel, a log handler, another thread) could rewrite the
+    nodes lowering had not reached yet; what was lowered is then not the graph checked."""
+    state = _state()
+    if state is not None:
+        state.verify(graph_lowering.module.graph, "lowering", "the end of lowering")
+
+
 def check_lowering_code(module: Any) -> set[Any]:
     """A lowering registered over torch's (``register_lowering(aten.x, override=True)``, an edit
     of ``lowerings`` or ``user_lowerings``) is foreign code deciding what a region computes: it
@@ -768,7 +777,9 @@ def _probe_lowering(original: Callable[..., Any]) -> Callable[..., Any]:
         check_lowering_input(self)
         checked = check_lowering_code(self.module) if _state() is not None else set()
         with _foreign_lowerings_checked(checked):
-            return original(self, *args)
+            result = original(self, *args)
+        check_lowering_output(self)
+        return result
 
     return run
 

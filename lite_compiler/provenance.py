@@ -167,6 +167,16 @@ def _swapped_call(cls: type) -> str | None:
     was configured) runs as itself. Decorators' wrappers (torch's, the guard's) are looked
     through to the code they wrap."""
     found = _call_of_class(cls)
+    if isinstance(found, functools.partialmethod):
+        found = found.func
+    if found is not None and not isinstance(found, (types.FunctionType, functools.partial)) \
+            and hasattr(type(found), "__get__"):
+        # A descriptor object as ``__call__``: its class's ``__get__`` decides, at each call, what
+        # runs (the code it hands out need not be the class's, nor the same each time): the
+        # object runs as the descriptor's class, unless that is torch's or Python's.
+        owner = _foreign_class(type(found))
+        if owner is not None:
+            return owner
     for layer in _layers(found) if found is not None else ():
         known = _code_identity(layer)
         if known is None or _file_in_torch(known[0]) or known[0].startswith(_OWN_DIR):
