@@ -113,6 +113,11 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
 def _registry_file(path: Path, written: str, pyproject: Path, lines: list[str]) -> Path:
     """A listed registry that is a folder (``"."``, ``"registries/"``) is a mistake of this line
     of the pyproject: said there (it was "<folder>:0: not a regular file", naming no setting)."""
+    if not os.path.exists(path):  # said on this line: "missing.toml:0: ..." named no setting
+        dangling = " (a link that leads nowhere)" if os.path.lexists(path) else ""
+        raise RegistryError(pyproject, _line_in_section(lines, "registries"),
+                            f"{_SECTION} registries: {written!r} does not exist{dangling}; fix the"
+                            " path (relative to this pyproject.toml's folder) or remove the entry")
     if path.is_dir():
         raise RegistryError(pyproject, _line_in_section(lines, "registries"),
                             f"{_SECTION} registries: {written!r} is a folder, not a registry file;"
