@@ -142,6 +142,23 @@ def check_paths_inside(config: ProjectConfig) -> None:
                                 " path on the command line")
 
 
+def missing_paths(config: ProjectConfig) -> list[str]:
+    """One ``pyproject.toml:LINE: ...`` line per configured path that does not exist. It was
+    "<project>/src: no such file or directory", naming neither the setting nor what to do."""
+    if config.pyproject is None:
+        return []
+    base = config.pyproject.parent
+    line = _line_in_section(_READ.get(config.pyproject, ("", None))[0].split("\n"), "paths")
+    missing = []  # (the line once: 20,000 missing entries on their own lines were quadratic)
+    for path in config.paths:
+        if not os.path.lexists(path):  # (a dangling link is linted, and is an LG900 naming it)
+            written = str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+            missing.append(f"{config.pyproject}:{line}: {_SECTION} paths:"
+                           f" {written!r} does not exist; fix the path (relative to this"
+                           " pyproject.toml's folder) or remove the entry")
+    return missing
+
+
 def _inside(path: Path, folder: Path) -> bool:
     """Is ``path`` (symlinks followed, as the lint walks it) inside ``folder``?"""
     try:

@@ -471,13 +471,17 @@ def _require_exists(paths: Iterable[Path], source: str, fix: str) -> None:
     """Each of ``paths`` exists, else one line naming where it was given (``source``)."""
     for path in paths:
         try:
-            if os.path.lexists(path) and not os.path.exists(path):
-                raise RegistryError(path, 0, f"registry file is a link to {os.readlink(path)!r},"
-                                    f" which does not exist ({source}); {fix}")
-            if not os.path.lexists(path):
-                raise RegistryError(path, 0, f"registry file does not exist ({source}); {fix}")
-        except (ValueError, OSError):  # a NUL or a name too long: parse_registry_file says so
-            continue
+            os.stat(path)
+        except FileNotFoundError:
+            try:
+                target = os.readlink(path)
+            except OSError:  # (ValueError cannot be: stat would have raised it)
+                raise RegistryError(path, 0, f"registry file does not exist ({source}); {fix}") \
+                    from None
+            raise RegistryError(path, 0, f"registry file is a link to {target!r}, which does not"
+                                f" exist ({source}); {fix}") from None
+        except (ValueError, OSError):  # a NUL, a link loop, a name too long: read_regular_file
+            continue                   # (parse_registry_file) says which, in one line
 
 
 def registry_paths(
