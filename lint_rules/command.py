@@ -243,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     problems = registry_findings(registry) + placeholder_whys(registry)
     paths, exclude = list(args.paths), ()
     configured = False  # the paths are [tool.lite_guard]'s, not the command line's
+    missing_configured: list[str] = []
     if args.torch:
         try:
             paths += installed_torch_trees()
@@ -250,14 +251,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"lite_guard check: {exc}", file=sys.stderr)
             return 2
     elif not paths:
-        from lite_guard.project_config import check_paths_inside, load_project_config
+        from lite_guard.project_config import check_paths_inside, load_project_config, missing_paths
 
         project = load_project_config()
         check_paths_inside(project)  # RegistryError: one line, exit 2
-        paths = list(project.paths)  # a configured path that does not exist is an error below
+        # A configured path that does not exist: an error on its pyproject line (exit 2); the
+        # other paths are still linted and their findings reported.
+        missing_configured = missing_paths(project)
+        paths = [p for p in project.paths if os.path.lexists(p)]
         exclude = project.exclude
         configured = True
-        if not paths:
+        if not project.paths:
             print("lite_guard check: no paths to lint (pass PATHs, --torch, or set [tool.lite_guard]"
                   " paths); registries validated only", file=sys.stderr)
 
@@ -280,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
             print("lite_guard check: note: the lint cache's record of this run failed verification"
                   " and was ignored; the files were linted again", file=sys.stderr)
     findings = report.findings if report else []
-    errors = report.errors if report else []
+    errors = missing_configured + (report.errors if report else [])
     # Only findings with a hint have an entry to write (an LG900 has none): else --fix has
     # nothing to do, and must not hide those findings behind "nowhere safe to write".
     if getattr(args, "fix", False) and any(f.hint for f in findings) and not errors:

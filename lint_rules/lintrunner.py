@@ -97,7 +97,17 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         else:
             given.append(arg)
-    if not listed and not any(not a.startswith("-") for a in given):
+    # The command line is read as check reads it, first: `--registry` with no value (or `--jobs`,
+    # `--bogus`) exited 0 when there was nothing to lint, and the mistake showed only on the first
+    # commit that touched a Python file; and an option's value (`--jobs 1`) counted as a path, so
+    # an empty paths file ran check on the whole configured project.
+    from lite_guard.cli import build_parser
+
+    try:
+        parsed = build_parser(["check"]).parse_args(["check", "--format", "lintrunner", *given])
+    except SystemExit as done:  # the usage error's one line is already printed
+        return done.code if isinstance(done.code, int) else 2
+    if not listed and not parsed.paths and not parsed.torch:
         return 0  # lintrunner found no file for this linter: nothing to lint
     # "--": a file named like an option (--format=text.py) is a path, never an option.
     # (Only before listed paths: a "--" with nothing after it, once argparse has taken the

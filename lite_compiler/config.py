@@ -37,7 +37,7 @@ def check_torch_supported() -> None:
             f" {torch.__version__} is installed; install a supported torch or use backend='aot_eager'")
 
 
-REGISTRY_ENV = "LITE_GUARD_REGISTRIES"
+REGISTRY_ENV = "LITE_GUARD_REGISTRIES"  # read by lite_guard.registry.registry_paths, as for check
 
 
 # The registry in use: [(each file's path and bytes, registry)].
@@ -52,8 +52,9 @@ def registry(extra_paths: tuple[str, ...] = ()) -> Any:
     from lite_guard.registry import registry_paths
     from lite_guard.registry_cache import cached_registry
 
-    from_env = [p for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
-    paths = registry_paths(extra_paths=[*from_env, *extra_paths])
+    paths = registry_paths(extra_paths=extra_paths,  # LITE_GUARD_REGISTRIES included
+                           extra_source=("given to the lite backend's registry_paths",
+                                         "fix the path"))
     key = [_content_key(path) for path in paths]
     if not _loaded or _loaded[0][0] != key:  # bytes compared, not hashed: ~0.3 ms a compile
         # Registry.from_files, or its validated form cached per user by content hash and

@@ -46,11 +46,13 @@ def strict_unicode(value):
 
 
 class RegistryError(Exception):
-    """Bad registry input. ``str()`` is one line: ``path:line: what is wrong``."""
+    """Bad registry input. ``str()`` is one line: ``path:line: what is wrong``, or ``path: what is
+    wrong`` when no line is at fault (``line`` 0: the file is missing, or is not a file; "line 0"
+    named no place and read as a line of the file)."""
 
     def __init__(self, path: Path | str, line: int, message: str):
         self.path, self.line, self.message = str(path), line, message
-        super().__init__(f"{self.path}:{line}: {message}")
+        super().__init__(f"{self.path}:{line}: {message}" if line > 0 else f"{self.path}: {message}")
 
 
 def toml_error(path: Path, exc: tomllib.TOMLDecodeError, text: str = "") -> RegistryError:

@@ -113,6 +113,11 @@ def load_project_config(start: str | Path | None = None) -> ProjectConfig:
 def _registry_file(path: Path, written: str, pyproject: Path, lines: list[str]) -> Path:
     """A listed registry that is a folder (``"."``, ``"registries/"``) is a mistake of this line
     of the pyproject: said there (it was "<folder>:0: not a regular file", naming no setting)."""
+    if not os.path.exists(path):  # said on this line: "missing.toml:0: ..." named no setting
+        dangling = " (a link that leads nowhere)" if os.path.lexists(path) else ""
+        raise RegistryError(pyproject, _line_in_section(lines, "registries"),
+                            f"{_SECTION} registries: {written!r} does not exist{dangling}; fix the"
+                            " path (relative to this pyproject.toml's folder) or remove the entry")
     if path.is_dir():
         raise RegistryError(pyproject, _line_in_section(lines, "registries"),
                             f"{_SECTION} registries: {written!r} is a folder, not a registry file;"
@@ -135,6 +140,23 @@ def check_paths_inside(config: ProjectConfig) -> None:
                                 f"{_SECTION} paths: {written!r} is outside the"
                                 f" project folder {str(base)!r}; list paths inside it, or name that"
                                 " path on the command line")
+
+
+def missing_paths(config: ProjectConfig) -> list[str]:
+    """One ``pyproject.toml:LINE: ...`` line per configured path that does not exist. It was
+    "<project>/src: no such file or directory", naming neither the setting nor what to do."""
+    if config.pyproject is None:
+        return []
+    base = config.pyproject.parent
+    line = _line_in_section(_READ.get(config.pyproject, ("", None))[0].split("\n"), "paths")
+    missing = []  # (the line once: 20,000 missing entries on their own lines were quadratic)
+    for path in config.paths:
+        if not os.path.lexists(path):  # (a dangling link is linted, and is an LG900 naming it)
+            written = str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+            missing.append(f"{config.pyproject}:{line}: {_SECTION} paths:"
+                           f" {written!r} does not exist; fix the path (relative to this"
+                           " pyproject.toml's folder) or remove the entry")
+    return missing
 
 
 def _inside(path: Path, folder: Path) -> bool:

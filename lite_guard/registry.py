@@ -308,10 +308,12 @@ class Registry:
         project_root: str | Path | None = None,
         include_shipped: bool = True,
         include_project: bool = True,
+        include_env: bool = True,
     ) -> "Registry":
-        """Shipped registries, then the project's (``[tool.lite_guard] registries``), then extras."""
+        """Shipped registries, then the project's (``[tool.lite_guard] registries``), then those
+        named in ``LITE_GUARD_REGISTRIES``, then extras."""
         return cls.from_files(registry_paths(extra_paths, project_root, include_shipped,
-                                             include_project))
+                                             include_project, include_env))
 
     @classmethod
     def from_files(cls, paths: Iterable[str | Path]) -> "Registry":
@@ -451,13 +453,47 @@ def shipped_registry_files() -> list[Path]:
     return sorted(SHIPPED_DIR.glob("*.toml"))
 
 
+# Registry files every consumer adds (check, registry, the flake8 plugin, the compiler), paths
+# separated by os.pathsep. `check` ignored it: a CI that set it linted against another registry
+# than the one its compiles ran with.
+REGISTRY_ENV = "LITE_GUARD_REGISTRIES"
+
+
+def env_registry_paths() -> list[Path]:
+    """The files named in ``LITE_GUARD_REGISTRIES`` (empty entries, as in ``a.toml::b.toml``,
+    are nothing); one that does not exist is one line naming the variable."""
+    found = [Path(p) for p in os.environ.get(REGISTRY_ENV, "").split(os.pathsep) if p]
+    _require_exists(found, f"named in {REGISTRY_ENV}", "fix the path there or unset the variable")
+    return found
+
+
+def _require_exists(paths: Iterable[Path], source: str, fix: str) -> None:
+    """Each of ``paths`` exists, else one line naming where it was given (``source``)."""
+    for path in paths:
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            try:
+                target = os.readlink(path)
+            except OSError:  # (ValueError cannot be: stat would have raised it)
+                raise RegistryError(path, 0, f"registry file does not exist ({source}); {fix}") \
+                    from None
+            raise RegistryError(path, 0, f"registry file is a link to {target!r}, which does not"
+                                f" exist ({source}); {fix}") from None
+        except (ValueError, OSError):  # a NUL, a link loop, a name too long: read_regular_file
+            continue                   # (parse_registry_file) says which, in one line
+
+
 def registry_paths(
     extra_paths: Iterable[str | Path] = (),
     project_root: str | Path | None = None,
     include_shipped: bool = True,
     include_project: bool = True,
+    include_env: bool = True,
+    extra_source: tuple[str, str] = ("given with --registry", "fix the path"),
 ) -> list[Path]:
-    """The registry files in use, in load order."""
+    """The registry files in use, in load order: shipped, the project's, ``LITE_GUARD_REGISTRIES``,
+    then ``extra_paths`` (said to be ``extra_source`` when one does not exist)."""
     paths: list[Path] = []
     if include_shipped:
         paths += shipped_registry_files()
@@ -465,10 +501,14 @@ def registry_paths(
         from lite_guard.project_config import load_project_config
 
         paths += load_project_config(project_root).registries
+    if include_env:
+        paths += env_registry_paths()
+    extra = [Path(p) for p in extra_paths]
+    _require_exists(extra, *extra_source)
     # One file named twice (in pyproject and by --registry, or in LITE_GUARD_REGISTRIES) is
     # loaded once: else each of its entries is a "duplicate" of itself.
     unique: dict[str, Path] = {}
-    for path in paths + [Path(p) for p in extra_paths]:
+    for path in paths + extra:
         try:
             unique.setdefault(os.path.realpath(path), path)
         except ValueError:  # a NUL in the name: parse_registry_file says so, one line
@@ -521,6 +561,7 @@ def parse_registry_file(path: Path) -> ParsedFile:
         raw = read_regular_file(path)
         text = raw.decode("utf-8-sig")  # a BOM (Windows editors) is no error
     except FileNotFoundError:
+        # (Each source names its missing files first; this is one that vanished since.)
         raise RegistryError(path, 0, "registry file does not exist; fix the path in [tool.lite_guard]"
                             " registries, LITE_GUARD_REGISTRIES or on the command line") from None
     except (OSError, ValueError) as exc:  # undecodable; a NUL in the path
@@ -645,12 +686,70 @@ def _check_torch_spec(path, spec, line, lines) -> None:
         return
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    where = _field_line(lines, line, "torch")
+    if any(not part.strip() for part in spec.split(",")):
+        # packaging drops empty parts: ">=2.11,,<2.13", ">=2.11," or " " were taken (the last
+        # as "every version") where a bound was probably lost.
+        raise RegistryError(path, where, f"torch version range '{spec}' has an empty part"
+                            " (two commas, a trailing comma, or only spaces); write e.g."
+                            " \">=2.11,<2.14\", or leave torch out for every version")
     try:
-        for bound in SpecifierSet(spec):
+        bounds = list(SpecifierSet(spec))
+        for bound in bounds:
             bound.contains("2.13.0")  # reads the bound's version: a 5,000-digit one raises here
     except (InvalidSpecifier, ValueError):  # ValueError: a number past CPython's 4300-digit limit
-        raise RegistryError(path, _field_line(lines, line, "torch"),
+        raise RegistryError(path, where,
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
+    if not _range_can_match(spec):
+        # ">=2.14,<2.12" (bounds swapped), "==2.13,!=2.13", "===banana" or "==2.13.0a1" (torch
+        # versions are compared by their release part): the entry applied to no torch at all,
+        # and said nothing.
+        raise RegistryError(path, where, f"torch version range '{spec}' matches no torch version"
+                            f"{_release_only_note(bounds)}; write a range some release is in, e.g."
+                            " \">=2.11,<2.14\"")
+
+
+def _release_only_note(bounds) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    for bound in bounds:
+        try:
+            version = Version(bound.version.rstrip(".*"))
+        except InvalidVersion:  # "===banana": text, compared as text
+            return (f" ('{bound}' compares text, and no torch version is"
+                    f" '{bound.version}')") if bound.operator == "===" else ""
+        if version.pre or version.post is not None or version.dev is not None or version.local:
+            return (f" (torch versions are compared by their release part, {version}"
+                    f" as {version.base_version}: write '{bound.operator}{version.base_version}')")
+    return ""
+
+
+@functools.lru_cache(maxsize=1024)  # a registry repeats a few ranges hundreds of times
+def _range_can_match(spec: str) -> bool:
+    """Whether some release (``X.Y.Z...``, as _version_matches compares torch versions) is in
+    ``spec``. The releases in a range are intervals cut at its bounds' versions, so a release
+    next to each bound (just below, at, just above; longer and shorter) meets every non-empty
+    part; a few more far away cover ranges with no upper or lower bound."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    specifiers = SpecifierSet(spec)
+    candidates = {(0,), (0, 0, 1), (10**6,)}
+    for bound in specifiers:
+        try:
+            release = Version(bound.version.rstrip(".*")).release
+        except InvalidVersion:
+            continue
+        release = release[:12]  # (a bound of 5,000 parts: its first ones decide)
+        candidates.update({release, release + (1,), release + (0, 1), release + (0, 0, 1),
+                           release[:-1] + (release[-1] + 1,), release[:1] + (10**6,)})
+        for cut in range(1, len(release) + 1):
+            head = release[:cut]
+            candidates.update({head, head[:-1] + (head[-1] + 1,)})
+            if head[-1] > 0:
+                below = head[:-1] + (head[-1] - 1,)
+                candidates.update({below, below + (10**6,)})
+    return any(Version(".".join(map(str, c))) in specifiers for c in candidates)
 
 
 _QUALIFIED = r"^[A-Za-z_][\w.]*:[A-Za-z_<][\w.<>]*$"  # compiled at first use, as above
@@ -676,6 +775,33 @@ def _check_wildcard_scope(path, name, lite, line, lines) -> None:
                             f"wildcard pass '{name}' may not be lite = \"{lite}\": a wildcard can"
                             " only allow passes inside your own qualified namespace; write e.g."
                             " name = \"my_project.passes:*\" or list the passes one by one")
+
+
+def _check_identity_shape(path, name, kind, line, lines) -> None:
+    """A class or function pass outside torch is ``module:qualname``, both dotted names. One with
+    an empty module or qualname (``"m:"``, ``":P"``), a second colon (``"m::P"``), an empty
+    dotted part (``"m:P."``, ``"a..b:P"``) or a part padded with spaces (``" m:P"``, ``"m: P"``: pasted) is no
+    identity the lint or the guard ever produces: the entry allowed nothing, silently. (Other
+    characters stay: ``__qualname__`` can be set to any text, and a module can be a file named
+    ``my-pass.py``.)"""
+    if kind not in ("class", "function") or ":" not in name or re.search(r"[*?\[]", name):
+        return
+    module, _, qualname = name.partition(":")
+    for part_of, text in (("module", module), ("qualname", qualname)):
+        if not text:
+            problem = f"its {part_of} is empty"
+        elif ":" in text:  # "m::P", "a:b:c"
+            problem = "it has a second ':'"
+        elif any(not part for part in text.split(".")):
+            problem = f"its {part_of} '{text}' has an empty dotted part"
+        elif any(part != part.strip() for part in text.split(".")):
+            problem = f"its {part_of} '{text}' has spaces around a name"
+        else:
+            continue
+        raise RegistryError(path, _field_line(lines, line, "name"),
+                            f"pass '{name}' ({kind}) is no 'module:qualname' identity: {problem};"
+                            f" write the module and the {kind}'s __qualname__, e.g."
+                            f" \"my_project.passes:{'FusePass' if kind == 'class' else 'fuse_pass'}\"")
 
 
 def _check_spelled_as_python(path, name, kind, line, lines) -> None:
@@ -719,6 +845,7 @@ def _parse_pass(path: Path, raw: dict, line: int, lines: Sequence[str]) -> PassE
     kind = _require_str(path, raw, "kind", line, lines, choices=PASS_KINDS, required=False) \
         or "function"
     _check_spelled_as_python(path, name, kind, line, lines)
+    _check_identity_shape(path, name, kind, line, lines)
     gated_by = raw.get("gated_by", [])
     if not isinstance(gated_by, list) or not all(isinstance(g, str) for g in gated_by):
         raise RegistryError(path, _field_line(lines, line, "gated_by"),

@@ -85,7 +85,7 @@ def test_a_deleted_working_directory_is_one_line_exit_2(tmp_path, args):
                     cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "lite_guard: .:0: the current directory no longer exists, so its pyproject.toml cannot be"
+        "lite_guard: .: the current directory no longer exists, so its pyproject.toml cannot be"
         " found; cd into your project and run again"]
 
 
@@ -215,8 +215,8 @@ def test_a_missing_registry_in_the_environment_is_its_own_line_not_install_torch
                         env={"LITE_GUARD_REGISTRIES": str(tmp_path / "missing.toml")})
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"lite_guard: {tmp_path / 'missing.toml'}:0: registry file does not exist; fix the path in"
-        " [tool.lite_guard] registries, LITE_GUARD_REGISTRIES or on the command line"]
+        f"lite_guard: {tmp_path / 'missing.toml'}: registry file does not exist (named in"
+        " LITE_GUARD_REGISTRIES); fix the path there or unset the variable"]
 
 
 # ---- signals: a CI timeout (SIGTERM) or kill -9 mid-run ---------------------------------------
@@ -496,7 +496,7 @@ def test_a_pyproject_that_is_not_a_file_is_one_line_not_the_parents(tmp_path, ki
     result = lite_guard("check", cwd=root)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"lite_guard: {root / 'pyproject.toml'}:0: pyproject.toml is not a regular file (a"
+        f"lite_guard: {root / 'pyproject.toml'}: pyproject.toml is not a regular file (a"
         " directory, FIFO, device or dangling link); make it a file or remove it"]
 
 

@@ -133,7 +133,9 @@ def test_project_registry_path_that_does_not_exist_exits_2(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.lite_guard]\nregistries = ["missing.toml"]\n')
     result = run_cli("check", cwd=tmp_path)
     assert result.returncode == 2
-    assert "missing.toml:0: registry file does not exist" in result.stderr
+    assert result.stderr.splitlines() == [
+        f"lite_guard: {tmp_path / 'pyproject.toml'}:2: [tool.lite_guard] registries: 'missing.toml'"
+        " does not exist; fix the path (relative to this pyproject.toml's folder) or remove the entry"]
 
 
 def test_registry_show_unknown_name_is_one_stderr_line_exit_2_with_did_you_mean(tmp_path):
@@ -345,7 +347,7 @@ def test_a_fifo_as_registry_is_refused_not_waited_on(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(RegistryError) as error:
         Registry.from_files([fifo])
-    assert str(error.value).startswith(f"{fifo}:0: cannot read registry file: not a regular file")
+    assert str(error.value).startswith(f"{fifo}: cannot read registry file: not a regular file")
 
 
 PYPROJECT_ERRORS = {

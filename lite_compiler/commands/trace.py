@@ -53,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
         print(escape_text(f"lite_guard trace: --html: {problem}; pass another path"), file=sys.stderr)
         return 2
     if args.registry:
+        from lite_guard.registry import registry_paths
+
+        # A missing one is said as given (--registry), not as "named in LITE_GUARD_REGISTRIES".
+        registry_paths(args.registry, include_shipped=False, include_project=False, include_env=False)
         os.environ["LITE_GUARD_REGISTRIES"] = os.pathsep.join(
             [p for p in os.environ.get("LITE_GUARD_REGISTRIES", "").split(os.pathsep) if p]
             + [str(Path(p).resolve()) for p in args.registry])
