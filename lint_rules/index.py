@@ -1242,13 +1242,11 @@ def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
     ``model = prepare_qat_fx(model, ...)``): a local assigned, in its own statements, from a
     call of a registry ``graph_producer`` (through the file's imports, ``make_fx(f)(*args)``
     included), and the calls of its later statements handed that local first. ("", []) when
-    it builds none, or when a parameter is annotated as a graph (a transform of the graph it is
-    handed: its calls are its steps)."""
+    it builds none, when a parameter is annotated as a graph (a transform of the graph it is
+    handed: its calls are its steps), or when it returns no value (it hands nothing it built to
+    a caller: a test case tracing a module and asserting on it)."""
     leaves = vocab.producer_leaves
     if not leaves:
-        return "", []
-    if any(_graph_use(node, a, vocab, imports).startswith("annotated")
-           for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]):
         return "", []
 
     def producer(call: ast.expr) -> str:
@@ -1257,7 +1255,7 @@ def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
     nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     built: set[str] = set()
     how, found = "", []
-    for statement in _statements(node.body, nested):
+    for statement in sorted(_statements(node.body, nested), key=lambda s: (s.lineno, s.col_offset)):
         value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
         if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) \
                 and value.args[0].id in built and isinstance(value.func, (ast.Name, ast.Attribute)) \
@@ -1276,7 +1274,18 @@ def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
                                   and isinstance(statement.value.args[0], ast.Name)
                                   and statement.value.args[0].id in built):
                             built.discard(name.id)  # rebound to something else
-    return (how, found) if found else ("", [])
+    returns = any(isinstance(st, ast.Return) and st.value is not None
+                  and not isinstance(st.value, ast.Constant)
+                  for st in _statements(node.body, nested))
+    if not returns:  # keeps what it built to itself (a test case tracing and asserting)
+        return "", []
+    if not found or any(  # the annotations alone: a use would walk the body once a parameter
+            (t.value.strip() if isinstance(t, ast.Constant) and isinstance(t.value, str)
+             else _dotted(t) or _last(t) or "").rsplit(".", 1)[-1] in vocab.graph_names
+            for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            for t in _alternatives(a.annotation)):
+        return "", []
+    return how, found
 
 
 def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
