@@ -1255,7 +1255,8 @@ def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
     nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     built: set[str] = set()
     how, found = "", []
-    for statement in sorted(_statements(node.body, nested), key=lambda s: (s.lineno, s.col_offset)):
+    for statement in sorted(_statements(node.body, nested),
+                            key=lambda s: (getattr(s, "lineno", 0), getattr(s, "col_offset", 0))):
         value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
         if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) \
                 and value.args[0].id in built and isinstance(value.func, (ast.Name, ast.Attribute)) \
