@@ -1699,7 +1699,9 @@ class _Extractor(ast.NodeVisitor):
             if produced:  # a graph producer running the tree's code on what it built (LG001)
                 self.summary.setdefault("producers", {})[qualname] = [
                     [self.expr(call.func), call.lineno, self._col(call)] for call in produced]
-        elif self.outside_torch and self.traces:  # light or not: its own statements only
+        elif self.outside_torch and self.traces and node.returns is None:
+            # light or not, its own statements only; a return annotated other than as a graph
+            # (``-> nn.Module``) says it hands back a module: its calls are steps, as before
             how, produced = _traced_calls(node, self.vocab, self.summary["imports"])
             if produced:  # a graph producer known by the tracing call it makes (LG001)
                 self.summary.setdefault("producers", {})[qualname] = [
@@ -1886,7 +1888,7 @@ class _Extractor(ast.NodeVisitor):
                     and isinstance(func, (ast.Name, ast.Attribute)):
                 handed.append(inner)
 
-        if self.rewrites:  # node.target = torch.cat on a node of the graph it walks
+        if self.rewrites and not rewrites:  # node.target = torch.cat on a node it walks
             rewrites += _node_stores(node, self.vocab)
         if self.traces and not rewrites:  # gm = make_fx(functionalize(gm), ...)(*inputs)
             retrace = _retraces(node, {first.arg}, self.vocab, self.summary["imports"])
