@@ -247,6 +247,16 @@ class Vocabulary:
         return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in self.producers)
 
     @functools.cached_property
+    def producer_call(self) -> "re.Pattern[str] | None":
+        """``symbolic_trace(``, ``tracer.trace(``, ``make_fx(``: a call of a producer's name,
+        or of any imported alias of one (an ``import ... as`` of it); the text test before a
+        file's functions are read for a graph they build."""
+        if not self.producer_leaves:
+            return None
+        names = "|".join(map(re.escape, sorted(self.producer_leaves)))
+        return re.compile(rf"\b(?:{names})\s*\(|\bimport\b[^\n]*\b(?:{names})\b")
+
+    @functools.cached_property
     def graph_stores(self) -> frozenset[str]:
         """``target``, ``args``, ``kwargs``: storing one on a node of a graph rewrites it."""
         return frozenset(member for members in self.stores.values() for member in members)
@@ -1043,8 +1053,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor.rewrites = rewrites
     extractor.threads = extractor.outside_torch and may_thread_values(text)
     # a graph producer known by a tracing call (registry graph_producer rows), not annotated
-    extractor.traces = extractor.outside_torch and any(
-        leaf in text for leaf in vocab.producer_leaves)
+    extractor.traces = extractor.outside_torch and vocab.producer_call is not None \
+        and vocab.producer_call.search(text) is not None
     # A member call that rewrites a graph names the member in the text (an identifier written
     # with characters Python folds, NFKC, is not ASCII: then any function may)
     extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators) \
@@ -1253,9 +1263,13 @@ def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
         return _producer_call(call, vocab, imports)
 
     nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    statements = list(_statements(node.body, nested))
+    if not any(isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and producer(st.value)
+               for st in statements):
+        return "", []  # builds no graph (the common case: no sort, no second pass)
     built: set[str] = set()
     how, found = "", []
-    for statement in sorted(_statements(node.body, nested),
+    for statement in sorted(statements,
                             key=lambda s: (getattr(s, "lineno", 0), getattr(s, "col_offset", 0))):
         value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
         if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) \
@@ -1277,7 +1291,7 @@ def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabular
                             built.discard(name.id)  # rebound to something else
     returns = any(isinstance(st, ast.Return) and st.value is not None
                   and not isinstance(st.value, ast.Constant)
-                  for st in _statements(node.body, nested))
+                  for st in statements)
     if not returns:  # keeps what it built to itself (a test case tracing and asserting)
         return "", []
     if not found or any(  # the annotations alone: a use would walk the body once a parameter
