@@ -34,7 +34,7 @@ SECTION = "Lint: recall on held-out sets"  # the BENCHMARKS.md section it owns
 MEASURES = ("bench/results/heldout_round9.json", "tests/data/heldout_round9",
             "bench/results/heldout_round10.json", "bench/results/heldout_round11.json",
             "bench/results/heldout_round12.json", "bench/results/heldout_round13.json",
-            "bench/results/heldout_round14.json")
+            "bench/results/heldout_round14.json", "bench/results/heldout_round15.json")
 LABEL_FILE = re.compile(r"heldout_round(\d+)\.json")
 
 

@@ -157,11 +157,17 @@ class Vocabulary:
     # role = "graph_rewrite": torch's functions that rewrite the graph they are handed
     # (``subgraph_rewriter.replace_pattern``): evidence of a rewrite, like a graph_mutation member
     rewriters: frozenset[str] = frozenset()
+    # role = "graph_store": class -> the attributes whose store changes a graph (``node.target =
+    # torch.cat``, ``node.args = (...)``): evidence of a rewrite, like a graph_mutation member
+    stores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # role = "graph_producer": torch's functions building a new FX graph (``symbolic_trace``,
+    # ``Tracer.trace``, ``make_fx``, ``export``): a local assigned from one holds a graph built
+    producers: frozenset[str] = frozenset()
 
     @classmethod
     def from_registry(cls, registry: Any) -> "Vocabulary":
         bases, graph_types, mutations, arguments, lowerings = {}, {}, {}, {}, set()
-        rewriters = set()
+        rewriters, stores, producers = set(), {}, set()
         for base in getattr(registry, "bases", ()):
             if base.role == "lowering_registration":
                 lowerings.add(base.name)
@@ -174,6 +180,12 @@ class Vocabulary:
                 continue
             if base.role == "graph_mutation":
                 mutations[base.name] = tuple(base.members)
+                continue
+            if base.role == "graph_store":
+                stores[base.name] = tuple(base.members)
+                continue
+            if base.role == "graph_producer":
+                producers.add(base.name)
                 continue
             if base.role in ("pass_argument", "compiler_argument"):
                 arguments[base.name] = (*arguments.get(base.name, ()), (
@@ -196,7 +208,7 @@ class Vocabulary:
                 hooks[key] = (module, config.key, guess_stage(module, config.key))
         roots = frozenset(p.root for p in getattr(registry, "pipelines", ()))
         return cls(bases, hooks, roots, graph_types, mutations, arguments, frozenset(lowerings),
-                   frozenset(rewriters))
+                   frozenset(rewriters), stores, frozenset(producers))
 
     @functools.cached_property
     def graph_names(self) -> frozenset[str]:
@@ -228,10 +240,46 @@ class Vocabulary:
         return re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(self.graph_mutators)))
                           + r")\s*\(") if self.graph_mutators else None
 
+    @functools.cached_property
+    def producer_leaves(self) -> frozenset[str]:
+        """``symbolic_trace``, ``trace``, ``make_fx``, ``export``: a call of that name builds a
+        new FX graph (registry ``graph_producer`` rows)."""
+        return frozenset(name.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for name in self.producers)
+
+    @functools.cached_property
+    def producer_call(self) -> "re.Pattern[str] | None":
+        """``symbolic_trace(``, ``tracer.trace(``, ``make_fx(``: a call of a producer's name,
+        or of any imported alias of one (an ``import ... as`` of it); the text test before a
+        file's functions are read for a graph they build."""
+        if not self.producer_leaves:
+            return None
+        names = "|".join(map(re.escape, sorted(self.producer_leaves)))
+        return re.compile(rf"\b(?:{names})\s*\(|\bimport\b[^\n]*\b(?:{names})\b")
+
+    @functools.cached_property
+    def graph_stores(self) -> frozenset[str]:
+        """``target``, ``args``, ``kwargs``: storing one on a node of a graph rewrites it."""
+        return frozenset(member for members in self.stores.values() for member in members)
+
+    @functools.cached_property
+    def store_pattern(self) -> "re.Pattern[str] | None":
+        """``node.target =``, ``node.args +=`` (not ``==``): the text of such a store."""
+        return re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(self.graph_stores)))
+                          + r")\s*[-+]?=(?!=)") if self.graph_stores else None
+
+    @functools.cached_property
+    def _walk_words(self) -> tuple[str, ...]:
+        return tuple(f".{member}" for member in sorted(self.graph_members))
+
     def may_rewrite_graph(self, text: str) -> bool:
         """Does this source call a member that rewrites an FX graph (``.erase_node(``,
-        ``.replace_all_uses_with(``)? Outside torch such a file is read whole and parsed."""
-        return self._mutator_pattern is not None and self._mutator_pattern.search(text) is not None
+        ``.replace_all_uses_with(``), or store a node attribute that does (``.target =``) where
+        it names a graph member it may walk (``.nodes``)? Outside torch such a file is read
+        whole and parsed."""
+        if self._mutator_pattern is not None and self._mutator_pattern.search(text) is not None:
+            return True
+        return self.store_pattern is not None and self.store_pattern.search(text) is not None \
+            and any(word in text for word in self._walk_words)
 
     @functools.cached_property
     def argument_names(self) -> frozenset[str]:
@@ -1004,9 +1052,13 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
     extractor.key_constants = key_constants or {}
     extractor.rewrites = rewrites
     extractor.threads = extractor.outside_torch and may_thread_values(text)
+    # a graph producer known by a tracing call (registry graph_producer rows), not annotated
+    extractor.traces = extractor.outside_torch and vocab.producer_call is not None \
+        and vocab.producer_call.search(text) is not None
     # A member call that rewrites a graph names the member in the text (an identifier written
     # with characters Python folds, NFKC, is not ASCII: then any function may)
-    extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators)
+    extractor.names_mutators = not text.isascii() or any(m in text for m in vocab.graph_mutators) \
+        or rewrites
     extractor.rewrites_entries = patches and iterates_pipeline(text, vocab.pipeline_packages)
     # Module-level bindings first: a function may call a name bound further down the file
     # (``def f(k, p): put(k, p)`` ... ``put = partial(setattr, config)``).
@@ -1033,9 +1085,14 @@ def summarize(source: str | bytes, module: str, is_package: bool, vocab: Vocabul
         extractor.graph_handoffs()
     if extractor.outside_torch:
         called: set[str] = set()
-        handed = _handed(tree, vocab.compiler_keywords, called, vocab.compiler_positions)
+        inside: dict[str, set[str]] = {}
+        handed = _handed(tree, vocab.compiler_keywords, called, vocab.compiler_positions, inside)
         if handed:
             extractor.summary["handed"] = handed
+        only_inside = {leaf: sorted(classes) for leaf, classes in inside.items()
+                       if leaf in handed and "" not in classes}
+        if only_inside:  # handed on only by the code of these classes (LG001)
+            extractor.summary["handed_in"] = only_inside
         if called:  # a graph function called here is a step of what calls it (LG001)
             extractor.summary["called"] = sorted(called)[:_MAX_HANDED]
         lists = _pass_lists(tree)
@@ -1157,6 +1214,95 @@ def _produced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Ca
     return found
 
 
+def _producer_call(call: ast.expr, vocab: Vocabulary, imports: dict | None) -> str:
+    """The dotted callee when ``call`` calls a registry ``graph_producer`` (``make_fx(f)(*a)``
+    by its inner call), else "". A name the file imports must resolve to the row's module or a
+    package above it (``torch.fx.symbolic_trace``), or one of the same last part (the
+    ``torch.quantization.quantize_fx`` alias); ``torch.jit.trace`` is not ``Tracer.trace``. A
+    method of a row (``Tracer.trace``) is also called on a local instance (``tracer.trace``)."""
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Call):
+        call = call.func
+    if not isinstance(call, ast.Call):
+        return ""
+    dotted = _dotted(call.func)
+    leaf = dotted.rsplit(".", 1)[-1] if dotted else ""
+    if leaf not in vocab.producer_leaves and not (isinstance(call.func, ast.Name)):
+        return ""
+    head, _, rest = dotted.partition(".")
+    target = (imports or {}).get(head, "")
+    if not target:  # a local: only a method row's instance (tracer.trace(model))
+        return dotted if rest and any(
+            name.rsplit(":", 1)[-1].endswith(f".{leaf}") for name in vocab.producers) else ""
+    full = f"{target.replace(':', '.')}.{rest}".rstrip(".")
+    module, _, leaf = full.rpartition(".")
+    for name in vocab.producers:
+        row_module, _, qualname = name.partition(":")
+        if qualname.rsplit(".", 1)[-1] != leaf or "." in qualname:
+            continue
+        if row_module == module or row_module.startswith(module + ".") \
+                or row_module.rsplit(".", 1)[-1] == module.rsplit(".", 1)[-1]:
+            return dotted
+    return ""
+
+
+def _traced_calls(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabulary,
+                  imports: dict | None) -> tuple[str, list[ast.Call]]:
+    """A function that builds an FX graph itself without saying so by a return annotation
+    (MQBench's ``prepare_by_platform``: ``graph = tracer.trace(model)``; coremltools'
+    ``model = prepare_qat_fx(model, ...)``): a local assigned, in its own statements, from a
+    call of a registry ``graph_producer`` (through the file's imports, ``make_fx(f)(*args)``
+    included), and the calls of its later statements handed that local first. ("", []) when
+    it builds none, when a parameter is annotated as a graph (a transform of the graph it is
+    handed: its calls are its steps), or when it returns no value (it hands nothing it built to
+    a caller: a test case tracing a module and asserting on it)."""
+    leaves = vocab.producer_leaves
+    if not leaves:
+        return "", []
+
+    def producer(call: ast.expr) -> str:
+        return _producer_call(call, vocab, imports)
+
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    statements = list(_statements(node.body, nested))
+    if not any(isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and producer(st.value)
+               for st in statements):
+        return "", []  # builds no graph (the common case: no sort, no second pass)
+    built: set[str] = set()
+    how, found = "", []
+    for statement in sorted(statements,
+                            key=lambda s: (getattr(s, "lineno", 0), getattr(s, "col_offset", 0))):
+        value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+        if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) \
+                and value.args[0].id in built and isinstance(value.func, (ast.Name, ast.Attribute)) \
+                and not producer(value) and len(found) < 16:
+            found.append(value)
+        if isinstance(statement, ast.Assign):
+            made = producer(statement.value)
+            for target in statement.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                for name in names:
+                    if isinstance(name, ast.Name):
+                        if made:
+                            built.add(name.id)
+                            how = how or f"{name.id} = {made}(...)"
+                        elif not (isinstance(statement.value, ast.Call) and statement.value.args
+                                  and isinstance(statement.value.args[0], ast.Name)
+                                  and statement.value.args[0].id in built):
+                            built.discard(name.id)  # rebound to something else
+    returns = any(isinstance(st, ast.Return) and st.value is not None
+                  and not isinstance(st.value, ast.Constant)
+                  for st in statements)
+    if not returns:  # keeps what it built to itself (a test case tracing and asserting)
+        return "", []
+    if not found or any(  # the annotations alone: a use would walk the body once a parameter
+            (t.value.strip() if isinstance(t, ast.Constant) and isinstance(t.value, str)
+             else _dotted(t) or _last(t) or "").rsplit(".", 1)[-1] in vocab.graph_names
+            for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            for t in _alternatives(a.annotation)):
+        return "", []
+    return how, found
+
+
 def _ignores_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                        vocab: Vocabulary) -> bool:
     """Does this function do something (more than ``pass``, a docstring, ``...``) without ever
@@ -1219,7 +1365,8 @@ def _pass_lists(tree: ast.Module) -> list[list]:
 
 def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
             called: set[str] | None = None,
-            positions: dict[str, frozenset[int]] | None = None) -> dict[str, list[str]]:
+            positions: dict[str, frozenset[int]] | None = None,
+            inside: dict[str, set[str]] | None = None) -> dict[str, list[str]]:
     """Names a file uses as values, not calls: call arguments, elements of list / tuple / set
     displays, dict values, decorators (``f`` in ``register(f)``, ``[f, g]``, ``{"x": f}``,
     ``partial(f)``, ``@register``), by their last part -> the dotted texts. A graph function
@@ -1234,6 +1381,10 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
                      for node in _statements([top]) if isinstance(node, ast.ImportFrom)
                      for alias in node.names if alias.name != "*"}
     compared: set[int] = set()  # `x in (a, b)` tests membership, hands nothing on
+    # ``inside``: leaf -> the module-level classes whose own code hands it on ("" for any other
+    # place): a value handed on only inside a class that is a pass is part of that pass
+    owner = {id(sub): top.name for top in tree.body if isinstance(top, ast.ClassDef)
+             for sub in ast.walk(top)} if inside is not None else {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):  # met before its comparators (breadth first)
             compared.update(id(c) for c in node.comparators)
@@ -1260,6 +1411,8 @@ def _handed(tree: ast.Module, compilers: frozenset[str] = frozenset(),
             if isinstance(value, ast.Starred):
                 value = value.value
             dotted = _dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+            if dotted and inside is not None:
+                inside.setdefault(dotted.rsplit(".", 1)[-1], set()).add(owner.get(id(node), ""))
             if dotted and count < _MAX_HANDED:
                 texts = found.setdefault(dotted.rsplit(".", 1)[-1], set())
                 for text in (dotted, local_imports.get(dotted)):
@@ -1352,6 +1505,7 @@ class _Extractor(ast.NodeVisitor):
         # graph function: one handing it to a graph function of this file is one too
         self.handoffs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.threads = False  # outside torch, the text threads a value: g = f(g); g = h(g)
+        self.traces = False  # outside torch, the text names a graph_producer (summarize)
 
     # ---- scopes --------------------------------------------------------------------------
     @property
@@ -1482,7 +1636,9 @@ class _Extractor(ast.NodeVisitor):
             if self.outside_torch and self.vocab.graph_mutators and node.name != "__init__":
                 # what a method taking an FX graph (after self) does with it: rewrites it, or
                 # hands it to each element of a list (a runner), read by LG001
-                params = [*node.args.posonlyargs, *node.args.args][1:]
+                params = [*node.args.posonlyargs, *node.args.args][
+                    0 if any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                             for d in node.decorator_list) else 1:]
                 # a method can only rewrite a graph, or hand one to a loop's elements, if the
                 # file names a rewriting member or the method loops (its statements, no walk)
                 # ``__call__``: an instance of the class may be given as a compiler
@@ -1557,6 +1713,14 @@ class _Extractor(ast.NodeVisitor):
             if produced:  # a graph producer running the tree's code on what it built (LG001)
                 self.summary.setdefault("producers", {})[qualname] = [
                     [self.expr(call.func), call.lineno, self._col(call)] for call in produced]
+        elif self.outside_torch and self.traces and node.returns is None:
+            # light or not, its own statements only; a return annotated other than as a graph
+            # (``-> nn.Module``) says it hands back a module: its calls are steps, as before
+            how, produced = _traced_calls(node, self.vocab, self.summary["imports"])
+            if produced:  # a graph producer known by the tracing call it makes (LG001)
+                self.summary.setdefault("producers", {})[qualname] = [
+                    [self.expr(call.func), call.lineno, self._col(call)] for call in produced]
+                self.summary.setdefault("traced", {})[qualname] = how
         if self.threads and klass is None and len(self.scopes) == 1:  # light or not
             threads = _threaded_calls(node)
             if len(threads) >= 2:  # a pass pipeline of the project's own (LG001 decides)
@@ -1737,6 +1901,13 @@ class _Extractor(ast.NodeVisitor):
             if inner.args and isinstance(inner.args[0], ast.Name) and inner.args[0].id == first.arg \
                     and isinstance(func, (ast.Name, ast.Attribute)):
                 handed.append(inner)
+
+        if self.rewrites and not rewrites:  # node.target = torch.cat on a node it walks
+            rewrites += _node_stores(node, self.vocab)
+        if self.traces and not rewrites:  # gm = make_fx(functionalize(gm), ...)(*inputs)
+            retrace = _retraces(node, {first.arg}, self.vocab, self.summary["imports"])
+            if retrace:
+                rewrites.append((node.lineno, node.col_offset, retrace))
 
         def each(call: ast.Call) -> bool:
             return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
@@ -2799,11 +2970,47 @@ def _graph_walk(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str, vocab:
                     reached(inner.func.value) or (isinstance(inner.func.value, ast.Name)
                                                   and inner.func.value.id in walked)):
             return f"walks {walk}"
+    if walk and _node_stores(node, vocab, param):  # node.target = torch.cat on what it walks
+        return f"walks {walk}"
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name) \
                 and inner.args[0].id == param and _torch_rewriter(inner.func, vocab, imports):
             return f"hands {param} to {_dotted(inner.func)}()"
     return ""
+
+
+def _node_stores(node: ast.FunctionDef | ast.AsyncFunctionDef, vocab: Vocabulary,
+                 param: str = "") -> list[tuple[int, int, str]]:
+    """The stores of a registry ``graph_store`` attribute (``node.target = torch.cat``,
+    ``n.args = tuple(args)``, ``node.target += "_dup"``) on a plain local name in a function
+    that walks a graph (a loop or comprehension over a registry ``graph_type`` member,
+    ``graph.nodes`` / ``gm.graph.find_nodes(...)``; reached from ``param`` when one is given):
+    they retarget or rewire the nodes of the graph it walks, a rewrite as a ``graph_mutation``
+    member call is. (line, col, text) in source order; none without a walk, nor on ``self``."""
+    if not vocab.graph_stores:
+        return []
+
+    def reached(expr: ast.expr) -> bool:
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+            expr = expr.func if isinstance(expr, ast.Call) else expr.value
+        return not param or (isinstance(expr, ast.Name) and expr.id == param)
+
+    walks = any(isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)) and any(
+        isinstance(sub, ast.Attribute) and sub.attr in vocab.graph_members and reached(sub.value)
+        for sub in ast.walk(inner.iter)) for inner in ast.walk(node))
+    if not walks:
+        return []
+    found = []
+    for inner in ast.walk(node):
+        targets = inner.targets if isinstance(inner, ast.Assign) else \
+            [inner.target] if isinstance(inner, ast.AugAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and target.attr in vocab.graph_stores \
+                    and isinstance(target.value, ast.Name) \
+                    and target.value.id not in ("self", "cls"):
+                found.append((target.lineno, target.col_offset,
+                              f"stores {target.value.id}.{target.attr}"))
+    return sorted(found)
 
 
 def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
@@ -2823,6 +3030,7 @@ def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                 value = value.value
             if isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id in aliases:
                 aliases.add(target.id)  # graph = gm.graph
+    stores = _node_stores(node, vocab, param)
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
                 and inner.func.attr in vocab.graph_mutators:
@@ -2843,7 +3051,36 @@ def _graph_rewrites(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
             callees.append(func)
             if not rewrite and _torch_rewriter(func, vocab, imports):
                 rewrite = f"{_dotted(func)}()"
-    return rewrite, callees
+    if not rewrite and param:
+        rewrite = _retraces(node, aliases, vocab, imports)
+    return rewrite or (stores[0][2] if stores else ""), callees
+
+
+def _retraces(node: ast.AST, names: set[str], vocab: Vocabulary, imports: dict | None) -> str:
+    """``gm = make_fx(functionalize(gm), decomposition_table=table)(*example_inputs)``: one of
+    ``names`` (the graph, or an alias of it) handed, at any depth of its arguments, to a
+    registry ``graph_producer`` whose result is assigned: the graph is traced again into a new
+    one (other decompositions, functionalized), a rewrite of it. "" when none."""
+    leaves = vocab.producer_leaves
+    if not leaves or not names or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    for param in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+        if param.arg in names and any(
+                (a.value.strip() if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                 else _dotted(a) or _last(a) or "").rsplit(".", 1)[-1] not in vocab.graph_names
+                for a in _alternatives(param.annotation)):
+            return ""  # ``f: Union[nn.Module, ExportedProgram]``: it may export a module
+    for inner in ast.walk(node):
+        if not isinstance(inner, (ast.Assign, ast.Return)) or not isinstance(inner.value, ast.Call):
+            continue
+        call = inner.value.func if isinstance(inner.value.func, ast.Call) else inner.value
+        dotted = _producer_call(call, vocab, imports)
+        if not dotted:
+            continue
+        for argument in [*call.args, *(k.value for k in call.keywords)]:
+            if any(isinstance(sub, ast.Name) and sub.id in names for sub in ast.walk(argument)):
+                return f"retraces it with {dotted}()"
+    return ""
 
 
 def _torch_rewriter(func: ast.expr, vocab: Vocabulary, imports: dict | None) -> bool:

@@ -233,6 +233,10 @@ class Prefilter:
         # for at C speed, where testing each word as a substring first took longer)
         self.mutator_call = re.compile(rb"\.(?:" + b"|".join(
             map(re.escape, sorted(self.mutator_words))) + rb")") if self.mutator_words else None
+        # ... or a store of a node attribute that rewires one (registry graph_store rows,
+        # ``node.target = f``): the index's test adds a graph member it may walk (``.nodes``)
+        self.store_call = re.compile(vocab.store_pattern.pattern.encode()) \
+            if vocab.store_pattern is not None else None
         # ... and one handing a value to a pass or compiler argument (partition_fn=, backend=,
         # PassManager): the index's own test, Vocabulary.may_hand_arguments; such a file names
         # the callable (aot_autograd, compile, PassManager)
@@ -299,7 +303,8 @@ class Prefilter:
         rewrite a compiler calls, or one installed over another project's code, is seen."""
         if scan.opaque:
             return True  # parsed anyway (its words are not known here)
-        if self.mutator_call is None or self.mutator_call.search(scan.data) is None:
+        if (self.mutator_call is None or self.mutator_call.search(scan.data) is None) and (
+                self.store_call is None or self.store_call.search(scan.data) is None):
             return False
         text = _decoded(scan.data)
         return text is None or self.plan.vocab.may_rewrite_graph(text)

@@ -43,11 +43,12 @@ CONFIG_TYPES = ("bool", "int", "float", "str", "list", "dict", "callable", "none
 # TOML array of the values it may set.
 REGION_POLICIES = ("forced", "free")
 BASE_ROLES = ("pass_class", "observer", "pattern_pass", "pattern_registration", "graph_type",
-              "graph_mutation", "graph_rewrite", "pass_argument", "compiler_argument",
+              "graph_mutation", "graph_store", "graph_rewrite", "graph_producer", "pass_argument", "compiler_argument",
               "lowering_registration")
 # Roles whose rows list ``members`` (graph_type: what a pass uses of the graph it is handed;
-# graph_mutation: the members that change a graph, the lint's evidence that a function rewrites one)
-MEMBER_ROLES = ("graph_type", "graph_mutation")
+# graph_mutation: the members that change a graph, the lint's evidence that a function rewrites one;
+# graph_store: the attributes whose store changes a graph, ``node.target = f``, the same evidence)
+MEMBER_ROLES = ("graph_type", "graph_mutation", "graph_store")
 
 SHIPPED_DIR = Path(__file__).parent / "registries"
 
@@ -984,10 +985,11 @@ def _parse_base(path: Path, raw: dict, line: int, lines: Sequence[str]) -> BaseE
             or bool(members) != (role in MEMBER_ROLES):
         raise RegistryError(path, _field_line(lines, line, "members") if "members" in raw else line,
                             f"base '{name}': 'members' (a list of attribute names) is required for"
-                            " role = \"graph_type\" or \"graph_mutation\" and allowed for no"
+                            " role = \"graph_type\", \"graph_mutation\" or \"graph_store\" and allowed"
+                            " for no"
                             " other role")
     if role not in ("pass_class", "pattern_registration", "lowering_registration", "graph_rewrite",
-                    *MEMBER_ROLES) \
+                    "graph_producer", *MEMBER_ROLES) \
             and not name_arg \
             and position < 0:
         raise RegistryError(path, line, f"base '{name}' (role = \"{role}\") must say which argument"

@@ -77,7 +77,7 @@ class Vocabulary:
         observers, patterns, bases, modules = {}, {}, set(), set()
         for base in registry.bases:
             if base.role in ("pattern_registration", "graph_type", "graph_mutation",
-                             "graph_rewrite", "pass_argument", "compiler_argument",
+                             "graph_store", "graph_rewrite", "graph_producer", "pass_argument", "compiler_argument",
                              "lowering_registration"):
                 # a registration adds patterns to a pattern pass, defines none (LG001, outside
                 # torch); a graph type is what a pass is handed (checked by graph_type_problems)
@@ -639,7 +639,8 @@ def graph_type_problems(root: Path, registry: Registry, version: str | None,
     ``graph_rewrite`` row names a function its module defines."""
     problems = []
     for base in registry.bases:
-        if base.role not in ("graph_type", "graph_mutation", "graph_rewrite") \
+        if base.role not in ("graph_type", "graph_mutation", "graph_store", "graph_rewrite",
+                             "graph_producer") \
                 or not _judged(base.torch, version):
             continue
         module, _, qualname = base.name.partition(":")
@@ -653,9 +654,14 @@ def graph_type_problems(root: Path, registry: Registry, version: str | None,
                 unresolved.append(f"{base.name}: source {path.relative_to(root.parent)} is not in"
                                   " this tree; not checked")
             continue
-        if base.role == "graph_rewrite":  # a function of the module: defined there
-            if qualname not in module_functions(path):
-                problems.append(f"graph_rewrite {base.name!r}: function not found in {path}")
+        if base.role in ("graph_rewrite", "graph_producer") and "." not in qualname:
+            if qualname not in module_functions(path):  # a function of the module: defined there
+                problems.append(f"{base.role} {base.name!r}: function not found in {path}")
+            continue
+        if base.role == "graph_producer":  # a method of a class of the module (Tracer.trace)
+            owner, _, method = qualname.rpartition(".")
+            if method not in (class_members(path, owner) or ()):
+                problems.append(f"graph_producer {base.name!r}: method not found in {path}")
             continue
         members = class_members(path, qualname)
         if members is None:

@@ -326,6 +326,12 @@ class _Check:
                         ref = index.resolve_name(module, "", text, "")
                         key = (real_module(ref[1]), ref[2]) if ref[0] == "func" \
                             and isinstance(ref[2], str) else None
+                    owners = (summary.get("handed_in") or {}).get(leaf)
+                    if owners and all(index.identity(module, o) in self.classes for o in owners):
+                        # handed on only by the code of a class reported as a pass (torch_mcpu's
+                        # uuid() hashing its steps' source): part of that pass, which the guard
+                        # sees run; not a pass of its own
+                        continue
                     for target in defined:
                         if key == (real_module(target[0]), target[1]) and target not in handed:
                             handed[target] = f"handed on as '{text}' in {real_module(module)}"
@@ -428,7 +434,7 @@ class _Check:
             rewrite, callees = (entry[4][0], entry[4][1]) if entry is not None and len(entry) > 4 \
                 else (helper[0] if helper else "", [])
             if rewrite:
-                how = rewrite if rewrite.startswith("assigns") else f"calls {rewrite}"
+                how = _calls(rewrite)
                 return how if depth == 0 else f"through {index.identity(at, qualname)}, which {how}"
             for callee in callees:
                 ref = index.expr_ref(at, qualname, callee, "")
@@ -510,12 +516,14 @@ class _Check:
                     identity = index.identity(at, name)
                     if identity in self.names:
                         continue
+                    traced = (summary.get("traced") or {}).get(qualname)
+                    builds = f"which builds a graph itself ({traced})" if traced else \
+                        "which returns a graph it builds itself"
                     self._found(at, line, col, identity,
                                 f"function taking an FX graph ({evidence}), rewrites it ({how})"
-                                f" and the graph producer {producer}, which returns a graph it"
-                                " builds itself, runs it on each graph it builds: a pass of that"
-                                " producer, which no hook sees", "function",
-                                guess_stage(real_module(at), name))
+                                f" and the graph producer {producer}, {builds}, runs it on each"
+                                " graph it builds: a pass of that producer, which no hook sees",
+                                "function", guess_stage(real_module(at), name))
 
     def _produced_rewrite(self, module: str, qualname: str, klass: str, callee: list
                           ) -> tuple[str, str, tuple, str] | None:
@@ -533,7 +541,7 @@ class _Check:
                 if entry is not None and entry[3] and entry[2] \
                         and method not in info["abstract"]:
                     return (ref[1], f"{ref[2]}.{method}", (entry[0], entry[1], entry[2]),
-                            f"calls {entry[3]}()")
+                            _calls(entry[3]))
                 if method in info["methods"]:
                     return None  # the nearest definition does not rewrite
             return None
@@ -663,7 +671,7 @@ class _Check:
             if rewrite and (module, qualname) not in instances:
                 self._found(module, line, col, compiler,
                             f"compiler given to {installed} that rewrites the graph it compiles"
-                            f" (calls {rewrite}())", "function",
+                            f" ({_calls(rewrite)})", "function",
                             guess_stage(real_module(module), qualname))
             for callee, _, _ in calls:
                 ref = index.expr_ref(module, qualname, callee, "")
@@ -675,7 +683,7 @@ class _Check:
                     continue  # not a graph function; or found already (another compiler, a hook)
                 if target[3]:
                     self._found(ref[1], target[0], target[1], name,
-                                f"function rewriting an FX graph (calls {target[3]}()), called with"
+                                f"function rewriting an FX graph ({_calls(target[3])}), called with"
                                 f" the graph by the compiler '{compiler}' given to {installed}",
                                 "function", guess_stage(real_module(ref[1]), ref[2]))
                 else:
@@ -730,7 +738,7 @@ class _Check:
             return ((entry[0], entry[1], entry[2]), how) if how else None
         effects = (summary.get("graph_effects") or {}).get(qualname)
         if effects is not None and effects[3]:
-            return (effects[0], effects[1], effects[2]), f"calls {effects[3]}()"
+            return (effects[0], effects[1], effects[2]), _calls(effects[3])
         return None
 
     def _rewriting_method(self, module: str, qualname: str, only: str = "",
@@ -778,8 +786,8 @@ class _Check:
                     continue
                 self.classes.add(name)
                 self._found(module, klass["line"], klass["col"], name,
-                            f"class {where}, whose {found[0]} rewrites an FX graph (calls"
-                            f" {found[1]}())", "class", guess_stage(real_module(module), qualname))
+                            f"class {where}, whose {found[0]} rewrites an FX graph"
+                            f" ({_calls(found[1])})", "class", guess_stage(real_module(module), qualname))
 
     def _interface_implementations(self) -> None:
         """``class MergeBatchNorm(UntilFixedPointGraphTransform)`` implementing the abstract
@@ -810,7 +818,7 @@ class _Check:
                     self.classes.add(name)
                     self._found(module, klass["line"], klass["col"], name,
                                 f"class implementing {base}.{method}, an abstract method of a base"
-                                f" of the tree, with a rewrite of an FX graph (calls {found[1]}())",
+                                f" of the tree, with a rewrite of an FX graph ({_calls(found[1])})",
                                 "class", guess_stage(real_module(module), qualname))
                     break
 
@@ -1215,6 +1223,13 @@ class _Check:
             return  # registry=own_table (torch-tensorrt): the project's own table, not torch's
         ops = text_of(call[2][0]) if call[2] else (text_of(call[3]["aten_op"])
                                                    if "aten_op" in call[3] else "?")
+        if short.rsplit(".", 1)[-1] == "make_fallback" and len(call[2]) == 1 \
+                and set(call[3]) <= {"warn"} and _custom_op(ops):
+            # make_fallback(torch.ops.torch_ipex.conv) of a custom op, nothing else: what
+            # Inductor does by itself for an op it has no lowering for (implicit_fallbacks,
+            # which lite pins on); the wrapper code is the same. A layout constraint, an
+            # override of a decomposition or a builtin (aten) op is a change: reported.
+            return
         handler = site["handler"]
         if handler:
             identity = qualified_name(real_module(module), handler)
@@ -1405,7 +1420,7 @@ class _Check:
                 continue  # not a function rewriting the graph it is handed
             self._found(module, site["line"], site["col"], index.identity(value[1], value[2]),
                         f"replaces {target}.{site['attr']} at run time with a rewrite of an FX graph"
-                        f" (calls {entry[3]}()), a monkeypatch of another project's compile"
+                        f" ({_calls(entry[3])}), a monkeypatch of another project's compile"
                         " pipeline that no hook sees", "function",
                         guess_stage(real_module(value[1]), value[2]))
 
@@ -1574,3 +1589,23 @@ def _below_module(dotted: str) -> int:
         if _installed_source(".".join(parts[:end])) is not None:
             return len(parts) - end
     return len(parts)
+
+
+def _calls(rewrite: str) -> str:
+    """How a rewrite reads in a message: ``calls gm.graph.erase_node()`` for a member call,
+    the store itself for ``stores node.target`` / ``assigns gm.graph``."""
+    if rewrite.startswith(("stores ", "assigns ", "calls ", "retraces ")):
+        return rewrite
+    return f"calls {rewrite}" + ("" if rewrite.endswith(")") else "()")
+
+
+# torch._library.utils.is_builtin's namespaces: an op of any other is a custom op
+_BUILTIN_NAMESPACES = frozenset(("aten", "prim", "prims"))
+
+
+def _custom_op(text: str) -> bool:
+    """``torch.ops.torch_ipex.convolution_forward``: an op of a namespace torch does not build
+    in (written whole, so its namespace is known)."""
+    parts = text.split(".")
+    return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2].isidentifier() \
+        and parts[2] not in _BUILTIN_NAMESPACES
