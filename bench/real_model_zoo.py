@@ -254,7 +254,7 @@ def _hf_checkpointed(model_cls: str, config_cls: str, **config: Any) -> Callable
 
 
 def _deformable_detr() -> nn.Module:
-    """Deformable DETR over a tiny HF ResNet (three feature levels plus one strided conv level):
+    """Deformable DETR over a tiny HF ResNet (two feature levels):
     multi-scale deformable attention samples each level with ``grid_sample`` (the PyTorch path,
     ``disable_custom_kernels``); no labels, so no Hungarian matching (scipy is not installed)."""
     ensure_torchvision_importable()
@@ -262,12 +262,12 @@ def _deformable_detr() -> nn.Module:
 
     backbone = transformers.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16, 24, 32],
                                          depths=[1, 1, 1, 1], layer_type="basic",
-                                         out_features=["stage2", "stage3", "stage4"])
+                                         out_features=["stage3", "stage4"])
     cfg = transformers.DeformableDetrConfig(
         backbone_config=backbone, d_model=32, encoder_layers=1, decoder_layers=2,
         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
         decoder_ffn_dim=64, num_queries=8, encoder_n_points=2, decoder_n_points=2,
-        num_feature_levels=4, disable_custom_kernels=True, num_labels=5)
+        num_feature_levels=2, disable_custom_kernels=True, num_labels=5)
     return transformers.DeformableDetrForObjectDetection(cfg)
 
 
@@ -656,9 +656,9 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("transformers SwitchTransformers (top-1 routing, expert capacity, jitter)",
          "transformers",
          _hf("SwitchTransformersForConditionalGeneration", "SwitchTransformersConfig",
-             vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
+             vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1,
              num_sparse_encoder_layers=1, num_sparse_decoder_layers=1, num_heads=2,
-             num_experts=4, expert_capacity=8, router_jitter_noise=0.01,
+             num_experts=2, expert_capacity=12, router_jitter_noise=0.01,
              decoder_start_token_id=0, use_cache=False),
          _tokens(labels=8),
          _hf_rules("switch_transformers", ("SwitchTransformersSparseMLP", "moe"))),
