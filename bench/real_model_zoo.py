@@ -240,6 +240,37 @@ def _wav2vec2_inputs(g: torch.Generator) -> tuple[tuple, dict]:
                 "labels": torch.randint(1, 32, (2, 5), generator=g)}
 
 
+def _hf_checkpointed(model_cls: str, config_cls: str, **config: Any) -> Callable[[], nn.Module]:
+    """An HF model with activation checkpointing on (``gradient_checkpointing_enable``): each
+    layer's forward runs again in the backward, its dropout replaying the same random draws."""
+    plain = _hf(model_cls, config_cls, **config)
+
+    def build() -> nn.Module:
+        model = plain()
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        return model
+
+    return build
+
+
+def _deformable_detr() -> nn.Module:
+    """Deformable DETR over a tiny HF ResNet (two feature levels):
+    multi-scale deformable attention samples each level with ``grid_sample`` (the PyTorch path,
+    ``disable_custom_kernels``); no labels, so no Hungarian matching (scipy is not installed)."""
+    ensure_torchvision_importable()
+    import transformers
+
+    backbone = transformers.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16, 24, 32],
+                                         depths=[1, 1, 1, 1], layer_type="basic",
+                                         out_features=["stage3", "stage4"])
+    cfg = transformers.DeformableDetrConfig(
+        backbone_config=backbone, d_model=32, encoder_layers=1, decoder_layers=2,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, num_queries=8, encoder_n_points=2, decoder_n_points=2,
+        num_feature_levels=2, disable_custom_kernels=True, num_labels=5)
+    return transformers.DeformableDetrForObjectDetection(cfg)
+
+
 _DECODER = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                 use_cache=False)
@@ -609,6 +640,90 @@ CASES: dict[str, Case] = {c.name: c for c in [
              pad_token_id=1),
          lambda g: ((), {"input_ids": torch.randint(2, 32, (2, 16), generator=g)}),
          _hf_rules("esm", ("EsmSelfAttention", "attn"))),
+    # Added in round 15: random patch masking (noise, argsort, gather), top-1 expert routing with
+    # capacity (cumsum) and router jitter noise, multi-scale deformable attention (grid_sample over
+    # feature levels split by data-dependent sizes), latent cross-attention, hashed character
+    # embeddings with strided downsampling, auto-correlation (rfft, top-k delays, rolled
+    # aggregation), gated relative position bias, a text-to-speech flow model with a stochastic
+    # duration predictor (lengths computed from the data), activation checkpointing with dropout,
+    # 2-D rotary embeddings with SwiGLU, cross-covariance attention, talking-heads class attention.
+    Case("transformers ViTMAE (random masking: noise, argsort, gather)", "transformers",
+         _hf("ViTMAEForPreTraining", "ViTMAEConfig", image_size=32, patch_size=8, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+             decoder_hidden_size=16, decoder_num_hidden_layers=1, decoder_num_attention_heads=2,
+             decoder_intermediate_size=32, mask_ratio=0.5),
+         _pixels(), _hf_rules("vit_mae", ("ViTMAEMLP", "mlp"))),
+    Case("transformers SwitchTransformers (top-1 routing, expert capacity, jitter)",
+         "transformers",
+         _hf("SwitchTransformersForConditionalGeneration", "SwitchTransformersConfig",
+             vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1,
+             num_sparse_encoder_layers=1, num_sparse_decoder_layers=1, num_heads=2,
+             num_experts=2, expert_capacity=12, router_jitter_noise=0.01,
+             decoder_start_token_id=0, use_cache=False),
+         _tokens(labels=8),
+         _hf_rules("switch_transformers", ("SwitchTransformersSparseMLP", "moe"))),
+    Case("transformers Deformable DETR (multi-scale deformable attention, grid_sample)",
+         "transformers", _deformable_detr, _pixels(64),
+         _hf_rules("deformable_detr", ("DeformableDetrMLP", "mlp"))),
+    Case("transformers Perceiver (latent cross-attention)", "transformers",
+         _hf("PerceiverForMaskedLM", "PerceiverConfig", num_latents=8, d_latents=32, d_model=32,
+             num_blocks=1, num_self_attends_per_block=2, num_self_attention_heads=2,
+             num_cross_attention_heads=2, vocab_size=128, max_position_embeddings=16,
+             qk_channels=32, v_channels=32),
+         _tokens(), _hf_rules("perceiver", ("PerceiverMLP", "mlp"))),
+    Case("transformers CANINE (hashed character embeddings, strided downsampling)",
+         "transformers",
+         _hf("CanineForSequenceClassification", "CanineConfig", hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+             max_position_embeddings=64, num_hash_functions=4, num_hash_buckets=64,
+             downsampling_rate=4, local_transformer_stride=8, num_labels=3),
+         _tokens(vocab=1000, seq=32), _hf_rules("canine", ("CanineIntermediate", "ffn"))),
+    Case("transformers Autoformer (auto-correlation: rfft, top-k delays, roll)", "transformers",
+         _hf("AutoformerForPrediction", "AutoformerConfig", prediction_length=4,
+             context_length=8, lags_sequence=[1, 2], num_time_features=1, d_model=16,
+             encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+             decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+             moving_average=3, autocorrelation_factor=2, label_length=4),
+         lambda g: ((), {"past_values": torch.randn(2, 10, generator=g),
+                         "past_time_features": torch.randn(2, 10, 1, generator=g),
+                         "past_observed_mask": torch.ones(2, 10),
+                         "future_values": torch.randn(2, 4, generator=g),
+                         "future_time_features": torch.randn(2, 4, 1, generator=g)}),
+         _hf_rules("autoformer", ("AutoformerSeriesDecompositionLayer", "decomp"))),
+    Case("transformers WavLM (gated relative position bias)", "transformers",
+         _hf("WavLMForCTC", "WavLMConfig", vocab_size=32, hidden_size=32, num_hidden_layers=2,
+             num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2),
+             conv_kernel=(10, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+             num_buckets=16, max_bucket_distance=32, pad_token_id=0, ctc_zero_infinity=True),
+         _wav2vec2_inputs, _hf_rules("wavlm", ("WavLMFeedForward", "ffn"))),
+    Case("transformers VITS (stochastic duration predictor, spline flows, data-dependent length)",
+         "transformers",
+         _hf("VitsModel", "VitsConfig", vocab_size=38, hidden_size=16, num_hidden_layers=1,
+             num_attention_heads=2, window_size=2, ffn_dim=32, flow_size=16,
+             spectrogram_bins=17, upsample_initial_channel=16, upsample_rates=[2, 2],
+             upsample_kernel_sizes=[4, 4], resblock_kernel_sizes=[3],
+             resblock_dilation_sizes=[[1, 3]], depth_separable_channels=2,
+             depth_separable_num_layers=2, duration_predictor_filter_channels=16,
+             duration_predictor_num_flows=2, prior_encoder_num_flows=2,
+             prior_encoder_num_wavenet_layers=1, posterior_encoder_num_wavenet_layers=1),
+         lambda g: ((), {"input_ids": torch.randint(1, 38, (1, 8), generator=g)}),
+         _hf_rules("vits", ("VitsFeedForward", "ffn"))),
+    Case("transformers RoFormer (activation checkpointing with dropout, rotary)", "transformers",
+         _hf_checkpointed("RoFormerForMaskedLM", "RoFormerConfig", vocab_size=128,
+                          embedding_size=32, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=64,
+                          max_position_embeddings=64, hidden_dropout_prob=0.1,
+                          attention_probs_dropout_prob=0.1),
+         _tokens(), _hf_rules("roformer", ("RoFormerIntermediate", "ffn"))),
+    Case("timm eva02_tiny (2-D rotary, SwiGLU, 2 blocks, 32 px)", "timm",
+         _timm("eva02_tiny_patch14_224", img_size=32, patch_size=8, depth=2), _image(),
+         _timm_class_rule("timm.models.eva", "EvaBlock", "block")),
+    Case("timm xcit_nano (cross-covariance attention, class attention, 2 blocks)", "timm",
+         _timm("xcit_nano_12_p8_224", img_size=32, depth=2, cls_attn_layers=1), _image(),
+         _timm_class_rule("timm.models.xcit", "LPI", "lpi")),
+    Case("timm cait_xxs24 (talking heads, class attention, 2 blocks)", "timm",
+         _timm("cait_xxs24_224", img_size=32, patch_size=8, depth=2, depth_token_only=1),
+         _image(), _timm_class_rule("timm.models.cait", "TalkingHeadAttn", "attn")),
 ]}
 
 

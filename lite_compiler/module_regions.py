@@ -259,10 +259,14 @@ def report_skipped(gm: torch.fx.GraphModule, ledger: Ledger, graph: str) -> list
     if not _LIVE:
         return []  # no module_regions applied: nothing to check, nothing spent
     ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
-    traced: set[int] = set().union(*(_module_ids(n) for n in ops)) if ops else set()
+    # Ops in a higher-order op's body (torch.utils.checkpoint, cond, map, ...) are in a subgraph
+    # the top-level graph holds as an attribute: they ran here too.
+    every_op = ops + [n for sub in _nested_graphs(gm) for n in sub.graph.nodes
+                      if n.op in ("call_function", "call_method", "call_module")]
+    traced: set[int] = set().union(*(_module_ids(n) for n in every_op)) if every_op else set()
     # A module whose forward was called as ``child.forward(x)`` (not ``child(x)``) is not in
     # nn_module_stack, but its ops carry its region annotation, which names it.
-    annotated = {region_module(annotation_of(n.meta)) for n in ops}
+    annotated = {region_module(annotation_of(n.meta)) for n in every_op}
     reason = getattr(gm, "compile_subgraph_reason", None)
     if ops and getattr(reason, "graph_break", True):  # unknown: assume the graph was cut
         traced_open = _module_ids(ops[-1])
@@ -299,6 +303,12 @@ def report_skipped(gm: torch.fx.GraphModule, ledger: Ledger, graph: str) -> list
             f" put the region on '{parent_name}' instead, or run the path that calls it",
             LiteRegionNotCompiled, stacklevel=3)
     return [row[1] for row in skipped]
+
+
+def _nested_graphs(gm: torch.fx.GraphModule) -> list[torch.fx.GraphModule]:
+    """Every GraphModule below ``gm`` (higher-order ops' bodies, and theirs in turn)."""
+    return [sub for name, sub in gm.named_modules()
+            if name and isinstance(sub, torch.fx.GraphModule)]
 
 
 def _enclosed_by_same_region(assignments: dict[str, Any], name: str, region_id: Any) -> bool:

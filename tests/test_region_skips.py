@@ -155,3 +155,33 @@ def test_fast_path_with_regions_reported_is_still_bitwise_equal_to_aot_eager():
             torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", lite_compiler.LiteRegionNotCompiled)
         assert_bitwise_equal(model, torch.randn(2, 5, 16), backward=False)
+
+
+class _CheckpointedBlock(torch.nn.Module):
+    """A block whose body runs under ``torch.utils.checkpoint`` (what HF's
+    ``gradient_checkpointing_enable`` does to every layer): Dynamo puts the body's ops into a
+    subgraph of the checkpoint higher-order op, not into the top-level graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.ffn = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(),
+                                       torch.nn.Linear(16, 8))
+        self.drop = torch.nn.Dropout(0.1)
+
+    def _body(self, x):
+        return x + self.drop(self.ffn(x))
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self._body, x, use_reentrant=False)
+
+
+def test_module_inside_an_activation_checkpoint_is_not_reported_as_skipped():
+    torch._dynamo.reset()
+    model, x = torch.nn.Sequential(_CheckpointedBlock(), _CheckpointedBlock()).train(), \
+        torch.randn(4, 8)
+    with lite_compiler.module_regions(model, [("*.ffn", "ffn")]), warnings.catch_warnings():
+        warnings.simplefilter("error", lite_compiler.LiteRegionNotCompiled)
+        torch.compile(model, backend="lite")(x).sum().backward()
+    ledger = lite_compiler.last_ledger()
+    assert _skipped_rows(ledger) == []
+    assert ledger.region_code  # the regions did compile: a report would have been a false alarm
