@@ -50,13 +50,13 @@ Known differences, documented rather than hidden, all about files that hold no t
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from lite_guard.identity import is_torch_module
+from lite_guard.env_switch import switch
 
 ENV = "LITE_GUARD_NO_PREFILTER"
 
@@ -70,7 +70,7 @@ _UTF8 = {"utf-8", "utf8", "utf_8", "u8"}
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV, "") in ("", "0")
+    return not switch(ENV, False)
 
 
 def words_of(data: bytes) -> frozenset[bytes]:

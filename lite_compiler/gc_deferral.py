@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import threading
 from collections.abc import Iterator
+
+from lite_guard.env_switch import switch
 
 _LOCK = threading.Lock()
 _depth = 0  # open windows, all threads together
@@ -34,7 +35,7 @@ _DEFERRED = 1 << 30  # the old generation's threshold while deferred: never reac
 
 
 def _enabled() -> bool:
-    return os.environ.get("LITE_GUARD_DEFER_GC", "1") != "0"
+    return switch("LITE_GUARD_DEFER_GC", True)
 
 
 @contextlib.contextmanager

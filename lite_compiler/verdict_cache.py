@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from lite_guard.registry_cache import AuthenticatedStore
+from lite_guard.env_switch import switch
 
 ENV_SWITCH = "LITE_GUARD_VERDICT_CACHE"
 LAYOUT = "bitwise-verdicts-v1"
@@ -83,7 +84,7 @@ class VerdictStore(AuthenticatedStore):
 
     @classmethod
     def open(cls) -> VerdictStore | None:
-        if os.environ.get(ENV_SWITCH, "1") == "0":
+        if not switch(ENV_SWITCH, True):
             return None
         return cls.open_layout(LAYOUT)
 

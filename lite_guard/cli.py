@@ -15,10 +15,12 @@ import contextlib
 import errno
 import os
 import sys
+import warnings
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from lite_guard import SUPPORTED_TORCH_TEXT, __version__
+from lite_guard.env_switch import EnvSwitchWarning
 from lite_guard.errors import RegistryError, escape_text
 
 ENTRY_POINT_GROUP = "lite_guard.commands"
@@ -107,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     _open_standard_streams()
     try:
         try:
-            status = _main(argv)
+            with _one_line_switch_warnings():
+                status = _main(argv)
         except SystemExit as done:  # argparse's --help, --version and usage errors
             status = done.code if isinstance(done.code, int) else EXIT_USAGE
         sys.stdout.flush()  # here, not at exit: a full disk is one line and exit 2, not "ignored"
@@ -148,6 +151,25 @@ def _writable(fd: int) -> bool:
         return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR)
     except OSError:
         return False
+
+
+@contextlib.contextmanager
+def _one_line_switch_warnings():
+    """An EnvSwitchWarning (lite_guard.env_switch) is one ``lite_guard: warning:`` line; Python's
+    own format would add a second, the source line that read the variable."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, EnvSwitchWarning):
+            print(escape_text(f"lite_guard: warning: {message}"), file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _silence_stdout() -> None:

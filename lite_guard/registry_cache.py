@@ -17,7 +17,7 @@ registry files, and read back instead of parsed:
 
 Parsing is always the fallback and gives the same registry: a cache that cannot be used (not
 owned by the user, writable by others, no permission, damaged) is skipped without a word.
-``LITE_GUARD_REGISTRY_CACHE=0`` switches it off.
+``LITE_GUARD_REGISTRY_CACHE=0`` (or off, false, no: lite_guard.env_switch) switches it off.
 
 Given the running torch's version (a string: this module never imports torch), the entry also
 holds whether that version is in each ``torch = "..."`` range of the registry, so a process that
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from lite_guard import registry as _registry
+from lite_guard.env_switch import switch
 from lite_guard.registry import Registry
 
 ENV_DIR = "LITE_GUARD_CACHE_DIR"
@@ -81,7 +82,7 @@ def cached_registry(paths: Sequence[str | Path], torch_version: str | None = Non
     exact bytes exists, else parsed (and then cached). Errors are from_files' own.
     ``torch_version``: the torch in use, whose range answers the entry keeps (see above)."""
     paths = [Path(p) for p in paths]
-    if os.environ.get(ENV_SWITCH, "1") == "0":
+    if not switch(ENV_SWITCH, True):
         return Registry.from_files(paths)
     contents = _read_all(paths)
     store = _Store.open() if contents is not None else None
