@@ -701,6 +701,16 @@ def _check_torch_spec(path, spec, line, lines) -> None:
     except (InvalidSpecifier, ValueError):  # ValueError: a number past CPython's 4300-digit limit
         raise RegistryError(path, where,
                             f"invalid torch version range '{spec}'; write e.g. \">=2.11,<2.14\"") from None
+    arbitrary = next((bound for bound in bounds if bound.operator == "==="
+                      and re.fullmatch(r"\d+(\.\d+)*", bound.version)
+                      and bound.version.count(".") != 2), None)
+    if arbitrary is not None:
+        # "===2.13" compares text with the torch release, always three parts ("2.13.0" of
+        # "2.13.0+cpu"), so it never matched; the release check below, which tries "2.13", took it.
+        raise RegistryError(path, where, f"torch version range '{spec}' uses '{arbitrary}', which"
+                            " compares the version as text and matches no torch release"
+                            f" (torch says e.g. 2.13.0); write '=={arbitrary.version}' or"
+                            f" '=={arbitrary.version}.*'")
     if not _range_can_match(spec):
         # ">=2.14,<2.12" (bounds swapped), "==2.13,!=2.13", "===banana" or "==2.13.0a1" (torch
         # versions are compared by their release part): the entry applied to no torch at all,

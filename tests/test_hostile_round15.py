@@ -434,3 +434,16 @@ def test_a_version_range_given_as_torch_version_is_a_usage_error(tmp_path):
     assert result.stderr.splitlines() == [
         "lite_guard check: error: argument --torch-version: not a version: '>=2.13' (write e.g."
         " 2.13.0) (see 'lite_guard check --help')"]
+
+
+@pytest.mark.parametrize("spec", ["===2.13", "===2", ">=2.11,===2.13.0.1"])
+def test_a_text_equality_that_is_no_three_part_release_is_refused(registry_error, spec):
+    """torch's release is always three parts ("2.13.0" of "2.13.0+cpu"): "===2.13" never matched,
+    and the range check took it, trying "2.13" itself."""
+    version = spec.rsplit("===", 1)[1]
+    result = registry_error(_entry(torch=spec))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"lite_guard: r.toml:6: torch version range '{spec}' uses '==={version}', which compares"
+        " the version as text and matches no torch release (torch says e.g. 2.13.0); write"
+        f" '=={version}' or '=={version}.*'"]
