@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from lite_guard.commands._common import add_registry_args, load_registry
+from lite_guard.errors import escape_text
 from lite_guard.registry import Registry
 
 # Where torch keeps what the shipped registry describes (the same dirs its scanner walks).
@@ -63,6 +64,12 @@ def _lint_path(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("an empty path; name a file or folder to lint ('.' for"
                                          " this folder)")
+    # Path("a.py/") is Path("a.py"): the file was linted although the name asked for a folder
+    # (the system says "Not a directory" to any open of it).
+    if text.endswith(("/", os.sep)) and os.path.exists(text.rstrip("/" + os.sep)) \
+            and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{escape_text(text)}' is not a folder (a file named with a"
+                                         " trailing '/'); name the file without the '/'")
     return Path(text)
 
 

@@ -447,3 +447,17 @@ def test_a_text_equality_that_is_no_three_part_release_is_refused(registry_error
         f"lite_guard: r.toml:6: torch version range '{spec}' uses '==={version}', which compares"
         " the version as text and matches no torch release (torch says e.g. 2.13.0); write"
         f" '=={version}' or '=={version}.*'"]
+
+
+def test_a_file_named_with_a_trailing_slash_is_a_usage_error(tmp_path):
+    """pathlib drops the '/': `check real_pass.py/` linted the file the name said was a folder."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "real_pass.py").write_text(REAL_PASS)
+    result = lite_guard("check", "--no-project", "real_pass.py/", cwd=root)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "lite_guard check: error: argument PATH: 'real_pass.py/' is not a folder (a file named with"
+        " a trailing '/'); name the file without the '/' (see 'lite_guard check --help')"]
+    assert_real_finding(lite_guard("check", "--no-project", "--registry", str(VOCABULARY),
+                                   "real_pass.py", cwd=root))
