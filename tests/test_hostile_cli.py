@@ -242,7 +242,10 @@ def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.Popen, set[in
     run = subprocess.Popen([str(BIN / "lite_guard"), "check", "--no-project", "--registry",
                             str(VOCABULARY), "--jobs", "2", "."], cwd=root,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")})
+                           env={**os.environ, "LITE_GUARD_CACHE_DIR": str(tmp_path / "cache")},
+                           # as from a terminal: a test run started in the background (`nohup
+                           # ... &`) passes SIGINT on ignored, and the run never sees the Ctrl-C
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + BOUND
     while len(workers := _children(run.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
